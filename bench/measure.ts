@@ -1,0 +1,116 @@
+import { assertHealthy, type LoadResult, type LoadSpec, runLoad, startLoad } from './load.js';
+import { machineBusySeconds, peakRssKiB, processCpuSeconds, resetPeakRss, rssKiB } from './procfs.js';
+import type { LoadShape, Scenario } from './scenarios.js';
+import type { ServerProcess } from './servers.js';
+import type { Credentials } from './setup.js';
+
+/** What a load was, without its credentials. */
+export interface LoadDescription {
+  readonly request: string;
+  readonly connections: number;
+}
+
+const describeLoad = (spec: LoadSpec): LoadDescription => ({ request: `${spec.method} ${spec.path}`, connections: spec.connections });
+
+/** One measured round of one scenario. */
+export interface RoundResult extends LoadResult {
+  readonly round: number;
+  readonly load: LoadDescription;
+  /** Peak resident memory of the server during warm-up and measurement, in MB. */
+  readonly peakRssMb: number | null;
+  /** CPU used during measurement, in cores: the server, this process (the load generator), the rest of the machine. */
+  readonly cpu: { readonly server: number | null; readonly loadGenerator: number; readonly other: number | null };
+  /** The server's CPU time per 2xx response, in µs (with a background load, its requests' too). */
+  readonly cpuUsPerRequest: number | null;
+  /** The background load (the login flood), when the scenario has one. */
+  readonly background?: LoadDescription & { readonly rps: number; readonly p99Ms: number; readonly failures: number };
+}
+
+export interface Timing {
+  readonly warmupSeconds: number;
+  readonly seconds: number;
+}
+
+interface CpuMark {
+  readonly at: number;
+  readonly server: number | null;
+  readonly self: number;
+  readonly machine: number | null;
+}
+
+const mark = (pid: number): CpuMark => {
+  const self = process.cpuUsage();
+  return { at: performance.now(), server: processCpuSeconds(pid), self: (self.user + self.system) / 1e6, machine: machineBusySeconds() };
+};
+
+function cpuBetween(a: CpuMark, b: CpuMark): RoundResult['cpu'] {
+  const wall = (b.at - a.at) / 1000;
+  const cores = (x: number | null, y: number | null) => (x === null || y === null ? null : (y - x) / wall);
+  const server = cores(a.server, b.server);
+  const loadGenerator = (b.self - a.self) / wall;
+  const machine = cores(a.machine, b.machine);
+  const other = machine === null || server === null ? null : Math.max(0, machine - server - loadGenerator);
+  return { server, loadGenerator, other };
+}
+
+/** Samples the server's RSS every 100 ms; the kernel's peak mark catches what falls between samples. */
+function watchRss(pid: number): () => number | null {
+  const kernelPeak = resetPeakRss(pid);
+  let peak = rssKiB(pid) ?? 0;
+  const timer = setInterval(() => (peak = Math.max(peak, rssKiB(pid) ?? 0)), 100);
+  return () => {
+    clearInterval(timer);
+    const hwm = kernelPeak ? (peakRssKiB(pid) ?? 0) : 0;
+    const kib = Math.max(peak, hwm);
+    return kib === 0 ? null : kib / 1024;
+  };
+}
+
+/**
+ * Warm-up, then measurement, of one scenario against one server. The background load (if any)
+ * starts first and runs throughout. Throws if the server died or either load was mostly errors.
+ */
+export async function measureRound(round: number, scenario: Scenario, server: ServerProcess, credentials: Credentials, shape: LoadShape, timing: Timing): Promise<RoundResult> {
+  const label = `${scenario.id} (round ${round})`;
+  const stopRss = watchRss(server.pid);
+  const backgroundSpec = scenario.background?.(credentials, shape);
+  const background = backgroundSpec && startLoad(server.url, backgroundSpec, timing.warmupSeconds + timing.seconds + 60);
+  try {
+    const spec = scenario.load(credentials, shape);
+    if (timing.warmupSeconds > 0) assertHealthy(`${label} warm-up`, await runLoad(server.url, spec, timing.warmupSeconds));
+    const before = mark(server.pid);
+    const result = await runLoad(server.url, spec, timing.seconds);
+    const cpu = cpuBetween(before, mark(server.pid));
+    assertHealthy(label, result);
+    background?.stop();
+    const flood = await background?.result;
+    if (flood) assertHealthy(`${label} background load`, flood);
+    if (server.exited()) throw new Error(`${server.name} exited during ${label}:\n${server.stderrTail()}`);
+    return {
+      ...result,
+      round,
+      load: describeLoad(spec),
+      peakRssMb: stopRss(),
+      cpu,
+      cpuUsPerRequest: cpu.server === null || result.rps === 0 ? null : (cpu.server / result.rps) * 1e6,
+      ...(flood && backgroundSpec ? { background: { ...describeLoad(backgroundSpec), rps: flood.rps, p99Ms: flood.p99Ms, failures: flood.failures } } : {}),
+    };
+  } finally {
+    background?.stop();
+    stopRss();
+  }
+}
+
+/**
+ * Waits until the server is idle (a login flood leaves queued hashes behind), so one round's
+ * leftovers are not measured in the next. Gives up after 15 s.
+ */
+export async function settle(server: ServerProcess): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    const a = processCpuSeconds(server.pid);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const b = processCpuSeconds(server.pid);
+    if (a === null || b === null || (b - a) / 0.25 < 0.05) return;
+  }
+}

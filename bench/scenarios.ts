@@ -1,0 +1,93 @@
+import type { CpuSet } from './cpus.js';
+import type { LoadSpec } from './load.js';
+import type { Credentials } from './setup.js';
+
+/** A figure the issue sets for a scenario. Informational: a miss is marked, never an exit code. */
+export type Target =
+  | { readonly kind: 'ratio'; readonly min: number }
+  | { readonly kind: 'rps'; readonly min: number }
+  | { readonly kind: 'p99'; readonly maxMs: number }
+  /** rz-auth's CPU use at least this share of every core (argon2id keeping the machine busy). */
+  | { readonly kind: 'cores'; readonly minShare: number };
+
+/** Peak RSS of rz-auth under every load, in MB. */
+export const RSS_LIMIT_MB = 150;
+
+export interface LoadShape {
+  /** Connections of every closed-loop hot-path load. */
+  readonly connections: number;
+  /** Connections of a login load: enough to keep every hash slot busy and a queue waiting. */
+  readonly loginConnections: number;
+  /** Connections of the GET /api/me latency probe: so few that requests hardly queue behind each other. */
+  readonly probeConnections: number;
+}
+
+export interface Scenario {
+  readonly id: string;
+  readonly title: string;
+  readonly server: 'ceiling' | 'rz-auth';
+  /** One core for the hot path, every core where argon2id runs (see cpus.ts). */
+  readonly cpus: CpuSet;
+  /** The measured load. */
+  readonly load: (c: Credentials, shape: LoadShape) => LoadSpec;
+  /** A load that runs during warm-up and measurement but is not what is reported. */
+  readonly background?: (c: Credentials, shape: LoadShape) => LoadSpec;
+  readonly targets: readonly Target[];
+  /**
+   * A latency probe: too few connections to saturate the server, so its p99 is the event loop's
+   * responsiveness rather than queueing, and its req/s is no capacity (no ratio to the ceiling).
+   */
+  readonly probe?: boolean;
+}
+
+const me = (token: string, connections: number): LoadSpec => ({ method: 'GET', path: '/api/me', token, connections });
+
+const login = (c: Credentials, shape: LoadShape): LoadSpec => ({
+  method: 'POST',
+  path: '/api/auth/login',
+  body: { email: c.email, password: c.password },
+  connections: shape.loginConnections,
+});
+
+/** Every scenario, in the order each round runs them. The ceiling comes first. */
+export const SCENARIOS: readonly Scenario[] = [
+  {
+    id: 'ceiling',
+    title: 'ceiling: bare Fastify GET /api/me',
+    server: 'ceiling',
+    cpus: 'hot',
+    load: (c, s) => me(c.apiToken, s.connections),
+    targets: [],
+  },
+  { id: 'me-api-token', title: 'GET /api/me, API token', server: 'rz-auth', cpus: 'hot', load: (c, s) => me(c.apiToken, s.connections), targets: [{ kind: 'ratio', min: 0.8 }] },
+  { id: 'me-app-token', title: 'GET /api/me, app token', server: 'rz-auth', cpus: 'hot', load: (c, s) => me(c.appToken, s.connections), targets: [{ kind: 'ratio', min: 0.8 }] },
+  { id: 'me-user-jwt', title: 'GET /api/me, user JWT', server: 'rz-auth', cpus: 'hot', load: (c, s) => me(c.jwt, s.connections), targets: [{ kind: 'ratio', min: 0.7 }] },
+  {
+    id: 'tokens-create',
+    title: 'POST /api/tokens',
+    server: 'rz-auth',
+    cpus: 'hot',
+    load: (c, s) => ({ method: 'POST', path: '/api/tokens', token: c.jwt, body: { name: 'bench' }, connections: s.connections }),
+    targets: [{ kind: 'rps', min: 2000 }],
+  },
+  { id: 'login', title: 'POST /api/auth/login (argon2id)', server: 'rz-auth', cpus: 'all', load: login, targets: [{ kind: 'cores', minShare: 0.85 }] },
+  {
+    id: 'me-during-login-flood',
+    title: 'GET /api/me, API token, during a login flood',
+    server: 'rz-auth',
+    cpus: 'all',
+    load: (c, s) => me(c.apiToken, s.connections),
+    background: login,
+    targets: [{ kind: 'p99', maxMs: 25 }],
+  },
+  {
+    id: 'me-probe-during-login-flood',
+    title: 'GET /api/me, API token, latency probe, during a login flood',
+    server: 'rz-auth',
+    cpus: 'all',
+    load: (c, s) => me(c.apiToken, s.probeConnections),
+    background: login,
+    targets: [{ kind: 'p99', maxMs: 25 }],
+    probe: true,
+  },
+];

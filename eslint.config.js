@@ -1,0 +1,28 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', 'coverage/', 'test-results/', 'bench/results/', 'scratch/', 'web/dist/'] },
+  js.configs.recommended,
+  ...tseslint.configs.strict,
+  {
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-non-null-assertion': 'error',
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': 'error',
+      'no-control-regex': 'off',
+      'guard-for-in': 'error',
+      'no-restricted-syntax': ['error', { selector: 'ForInStatement', message: 'Use for...of over Object.keys/entries.' }],
+      // better-sqlite3 12 aborts Node 24: the driver is only ever loaded through loadSqlite().
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        paths: [{ name: 'better-sqlite3', allowTypeImports: true, message: 'Use loadSqlite() from src/db/database.ts.' }],
+      }],
+    },
+  },
+  {
+    files: ['**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+  },
+);

@@ -1,0 +1,100 @@
+import { randomUUID } from 'node:crypto';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import type { DestinationStream } from 'pino';
+import { appRoutes } from './apps/routes.js';
+import { authRoutes } from './auth/routes.js';
+import { clientErrorHandler } from './http/client-errors.js';
+import { registerDocs, registerOpenApi } from './http/docs.js';
+import { registerGuard } from './http/guard.js';
+import { collectRoutes, registerMethodNotAllowed, registerNotFound } from './http/hardening.js';
+import { registerRequestLifecycle } from './http/lifecycle.js';
+import { BODY_LIMIT, registerJsonBodyParser } from './http/json-body.js';
+import { AccessLog, createLogDestination, lazyChildLogger, loggerOptions } from './http/logging.js';
+import { registerProblemHandler, sendProblem, toProblem } from './http/problem.js';
+import { RequestLimits, registerRateLimits } from './http/rate-limit.js';
+import { notFound } from './errors.js';
+import { Problem } from './http/schemas.js';
+import { healthRoutes } from './health/routes.js';
+import { checkReadiness } from './health/service.js';
+import { keyRoutes } from './keys/routes.js';
+import { meRoutes } from './me/routes.js';
+import type { Config } from './config.js';
+import type { Services } from './services.js';
+import { tokenRoutes } from './tokens/routes.js';
+import { VERSION } from './version.js';
+import { developersPage } from './web/routes.js';
+
+/** Fastify's form of TRUST_PROXY: a hop count becomes "believe the nearest n hops". */
+function trustProxyOption(trust: Config['trustProxy']): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (trust === false) return false;
+  if (typeof trust === 'number') return (_address, hop) => hop < trust;
+  return [...trust];
+}
+
+export interface AppOptions {
+  /** Where logs go (default stdout); tests pass a stream to inspect them. */
+  readonly logStream?: DestinationStream;
+}
+
+/**
+ * Builds the HTTP application over ready services. Never listens: tests drive it with `inject()`,
+ * the server module calls `listen()`.
+ */
+export async function createApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
+  const { config } = services;
+  const destination = options.logStream ?? createLogDestination();
+  const app = Fastify({
+    logger: loggerOptions(config.logLevel, destination),
+    // Fastify's two lines per request are replaced by one of ours (http/logging.ts).
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
+    childLoggerFactory: lazyChildLogger,
+    genReqId: () => randomUUID(),
+    // A client-chosen request id could collide or inject into logs: always make our own.
+    requestIdHeader: false,
+    bodyLimit: BODY_LIMIT,
+    // Slow bodies: the whole request must arrive within 10 s.
+    requestTimeout: 10_000,
+    return503OnClosing: true,
+    // The client address is the socket's unless TRUST_PROXY names the proxies to believe.
+    trustProxy: trustProxyOption(config.trustProxy),
+    // Long or badly encoded path segments are malformed ids: our 404, not Fastify's 414/400 bodies.
+    routerOptions: { maxParamLength: 8192 },
+    clientErrorHandler,
+    frameworkErrors: (error, request, reply) => sendProblem(request, reply, error.code === 'FST_ERR_BAD_URL' ? notFound() : toProblem(error)),
+    ajv: {
+      customOptions: {
+        // Unknown fields are an error, never silently dropped; types are never coerced.
+        removeAdditional: false,
+        coerceTypes: false,
+        useDefaults: false,
+        allErrors: true,
+      },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const routes = collectRoutes(app);
+  registerRequestLifecycle(app, services.feed, new AccessLog(app.log, destination));
+  registerProblemHandler(app);
+  registerNotFound(app);
+  registerJsonBodyParser(app);
+  app.addSchema(Problem);
+  await registerOpenApi(app, VERSION);
+  const limits = new RequestLimits(services.rateLimiter);
+  registerRateLimits(app, limits);
+  registerGuard(app, services.authenticator, limits);
+
+  authRoutes(app, services.accounts);
+  meRoutes(app);
+  tokenRoutes(app, services.tokens);
+  appRoutes(app, services.apps);
+  keyRoutes(app, services.keys);
+  healthRoutes(app, () => checkReadiness(services.database, services.redis));
+  await registerDocs(app);
+  developersPage(app);
+
+  await app.after();
+  registerMethodNotAllowed(app, routes);
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,76 @@
+import { randomUUID } from 'node:crypto';
+import type { Principal } from '../auth/principal.js';
+import type { ChangeFeed } from '../changes/feed.js';
+import { type Clock, iso } from '../clock.js';
+import { type FieldError, insufficientScope, notFound, validationFailed } from '../errors.js';
+import { isUuid } from '../lib/ids.js';
+import { cleanLabel, cleanText } from '../lib/text.js';
+import { mintToken } from '../tokens/service.js';
+import type { App, AppStore } from './store.js';
+
+export interface RegisterAppInput {
+  readonly name: string;
+  readonly description?: string | undefined;
+}
+
+export interface IssuedAppToken {
+  readonly value: string;
+  readonly tokenId: string;
+  readonly createdAt: string;
+}
+
+/** Rules for apps and their tokens. */
+export class AppService {
+  constructor(
+    private readonly store: AppStore,
+    private readonly feed: ChangeFeed,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Registers an app and issues its first app token in one transaction. */
+  async register(userId: string, input: RegisterAppInput): Promise<{ app: App; token: IssuedAppToken }> {
+    const errors: FieldError[] = [];
+    const name = cleanLabel(input.name, 'name', 100);
+    const description = cleanText(input.description ?? '', 'description', 1000);
+    if (typeof name !== 'string') errors.push(name);
+    if (typeof description !== 'string') errors.push(description);
+    if (typeof name !== 'string' || typeof description !== 'string') throw validationFailed(errors);
+
+    const createdAt = iso(this.clock.now());
+    const app: App = { id: randomUUID(), userId, name, description, createdAt };
+    const minted = mintToken('app', { userId, appId: app.id, name, scopes: [], createdAt, expiresAt: null });
+    await this.store.insertWithToken(app, minted.record);
+    return { app, token: { value: minted.value, tokenId: minted.record.id, createdAt } };
+  }
+
+  list(userId: string): Promise<App[]> {
+    return this.store.listByUser(userId);
+  }
+
+  /** An app token may read only its own app; any other id is out of its scope. */
+  async get(principal: Principal, id: string): Promise<App> {
+    if (principal.type === 'app_token' && principal.app?.id !== id) throw insufficientScope('apps:read');
+    return this.find(principal.user.id, id);
+  }
+
+  /** Deletes the app; every token of the app is revoked with it. */
+  async delete(userId: string, id: string): Promise<void> {
+    if (!isUuid(id) || !(await this.store.delete(id, userId, iso(this.clock.now())))) throw notFound();
+    await this.feed.committed('app', id);
+  }
+
+  /** Issues an additional token for the app (rotation: issue, deploy, then revoke the old one). */
+  async issueToken(userId: string, appId: string): Promise<IssuedAppToken> {
+    const app = await this.find(userId, appId);
+    const createdAt = iso(this.clock.now());
+    const minted = mintToken('app', { userId, appId: app.id, name: app.name, scopes: [], createdAt, expiresAt: null });
+    if (!(await this.store.insertToken(minted.record))) throw notFound();
+    return { value: minted.value, tokenId: minted.record.id, createdAt };
+  }
+
+  private async find(userId: string, id: string): Promise<App> {
+    const app = isUuid(id) ? await this.store.find(id, userId) : undefined;
+    if (!app) throw notFound();
+    return app;
+  }
+}

@@ -1,0 +1,90 @@
+import type { Kysely } from 'kysely';
+import { recordChange } from '../changes/store.js';
+import { isForeignKeyViolation } from '../db/dialect.js';
+import type { AppsTable, Tables } from '../db/tables.js';
+import { insertToken, type NewToken } from '../tokens/store.js';
+
+/** A registered application or game. */
+export interface App {
+  readonly id: string;
+  readonly userId: string;
+  readonly name: string;
+  readonly description: string;
+  readonly createdAt: string;
+}
+
+const toApp = (row: AppsTable): App => ({
+  id: row.id,
+  userId: row.user_id,
+  name: row.name,
+  description: row.description,
+  createdAt: row.created_at,
+});
+
+/** SQL for apps. */
+export class AppStore {
+  constructor(private readonly db: Kysely<Tables>) {}
+
+  /** Inserts the app and its first token atomically: no app is ever left without its token. */
+  async insertWithToken(app: App, token: NewToken): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('apps')
+        .values({ id: app.id, user_id: app.userId, name: app.name, description: app.description, created_at: app.createdAt })
+        .execute();
+      await insertToken(trx, token);
+    });
+  }
+
+  /**
+   * Adds a token to an app owned by `token.userId`. False when there is no such app, also when a
+   * concurrent delete wins the race; the foreign key makes an orphan token impossible.
+   */
+  async insertToken(token: NewToken): Promise<boolean> {
+    if (token.appId === null) throw new TypeError('an app token needs an app id');
+    const appId = token.appId;
+    try {
+      return await this.db.transaction().execute(async (trx) => {
+        const app = await trx
+          .selectFrom('apps')
+          .select('id')
+          .where('id', '=', appId)
+          .where('user_id', '=', token.userId)
+          .executeTakeFirst();
+        if (!app) return false;
+        await insertToken(trx, token);
+        return true;
+      });
+    } catch (error) {
+      // PostgreSQL: the app was deleted by a transaction that committed after our check.
+      if (isForeignKeyViolation(error)) return false;
+      throw error;
+    }
+  }
+
+  async listByUser(userId: string): Promise<App[]> {
+    const rows = await this.db
+      .selectFrom('apps')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .execute();
+    return rows.map(toApp);
+  }
+
+  async find(id: string, userId: string): Promise<App | undefined> {
+    const row = await this.db.selectFrom('apps').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+    return row && toApp(row);
+  }
+
+  /** Deletes the app and, by cascade, every token it has. */
+  async delete(id: string, userId: string, at: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx.deleteFrom('apps').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+      if (result.numDeletedRows === 0n) return false;
+      await recordChange(trx, 'app', id, at);
+      return true;
+    });
+  }
+}

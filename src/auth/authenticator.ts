@@ -1,0 +1,166 @@
+import type { FeedEvent } from '../changes/feed.js';
+import { type Clock, iso } from '../clock.js';
+import { invalidToken } from '../errors.js';
+import { BoundedMap } from '../lib/bounded-map.js';
+import type { Session, SessionStore } from '../sessions/store.js';
+import { tokenDigest, tokenKind } from '../tokens/format.js';
+import type { TokenLookup, TokenStore } from '../tokens/store.js';
+import type { UsageRecorder } from '../tokens/usage.js';
+import type { UserStore } from '../users/store.js';
+import type { UserTokens } from './jwt.js';
+import type { Principal } from './principal.js';
+
+const CACHE_SIZE = 50_000;
+
+interface TokenEntry {
+  readonly principal: Principal;
+  readonly revoked: boolean;
+}
+
+interface JwtEntry {
+  readonly principal: Principal;
+  readonly sessionId: string;
+  readonly expiresAt: number;
+}
+
+export interface AuthenticatorDeps {
+  readonly tokens: TokenStore;
+  readonly sessions: SessionStore;
+  readonly users: UserStore;
+  readonly userTokens: UserTokens;
+  readonly usage: UsageRecorder;
+  readonly clock: Clock;
+}
+
+/**
+ * Turns a bearer token into a {@link Principal}. Verified JWTs, sessions and token lookups are cached
+ * in process; every change that could make a cached answer wrong (revocation, logout, deletion, key
+ * rotation) reaches {@link forget} before the next request is authenticated, locally at once and
+ * from other processes through the change feed.
+ */
+export class Authenticator {
+  private readonly jwts = new BoundedMap<string, JwtEntry>(CACHE_SIZE);
+  private readonly sessions = new BoundedMap<string, Session | null>(CACHE_SIZE);
+  private readonly tokens = new BoundedMap<string, TokenEntry>(CACHE_SIZE);
+  private readonly digestsById = new Map<string, string>();
+  /**
+   * Bumped by every forget. A lookup that started before a change must not cache what it read,
+   * or a token revoked while it was being looked up would come back from the cache.
+   */
+  private generation = 0;
+
+  constructor(private readonly deps: AuthenticatorDeps) {}
+
+  /** @throws ProblemError invalid_token, identical for every reason. */
+  authenticate(token: string): Promise<Principal> | Principal {
+    if (token.startsWith('eyJ')) return this.authenticateJwt(token);
+    return this.authenticateOpaque(token);
+  }
+
+  /** Drops whatever a change makes stale. */
+  forget(change: FeedEvent): void {
+    this.generation++;
+    switch (change.kind) {
+      case 'token': {
+        const digest = this.digestsById.get(change.ref);
+        if (digest !== undefined) this.tokens.delete(digest);
+        this.digestsById.delete(change.ref);
+        break;
+      }
+      case 'session':
+        this.sessions.delete(change.ref);
+        break;
+      default:
+        // Apps, users and keys change rarely, and a reset means we lost track: start over.
+        this.jwts.clear();
+        this.sessions.clear();
+        this.tokens.clear();
+        this.digestsById.clear();
+    }
+  }
+
+  private authenticateOpaque(token: string): Promise<Principal> | Principal {
+    // Shape and checksum first: strings that are not our tokens never reach the store.
+    const kind = tokenKind(token);
+    if (kind === null) throw invalidToken();
+    const digest = tokenDigest(token);
+    const cached = this.tokens.get(digest);
+    if (cached) return this.accept(cached);
+    return this.lookupToken(digest);
+  }
+
+  private async lookupToken(digest: string): Promise<Principal> {
+    const generation = this.generation;
+    const found = await this.deps.tokens.findByDigest(digest);
+    if (!found) throw invalidToken();
+    const entry: TokenEntry = { principal: toPrincipal(found), revoked: found.revoked };
+    if (generation === this.generation) {
+      this.tokens.set(digest, entry);
+      this.digestsById.set(found.token.id, digest);
+    }
+    return this.accept(entry);
+  }
+
+  private accept(entry: TokenEntry): Principal {
+    const { principal } = entry;
+    const now = this.deps.clock.now();
+    if (entry.revoked || (principal.expiresAt !== null && principal.expiresAt <= now)) throw invalidToken();
+    this.deps.usage.record(principal.credentialId, now);
+    return principal;
+  }
+
+  private async authenticateJwt(token: string): Promise<Principal> {
+    const now = this.deps.clock.now();
+    let entry = this.jwts.get(token);
+    if (!entry) {
+      entry = await this.verifyJwt(token, now);
+    }
+    if (entry.expiresAt <= now) throw invalidToken();
+    const session = this.sessions.get(entry.sessionId) ?? (await this.lookupSession(entry.sessionId));
+    if (!session || session.userId !== entry.principal.user.id || session.revokedAt !== null || session.expiresAt <= iso(now)) {
+      throw invalidToken();
+    }
+    return entry.principal;
+  }
+
+  private async verifyJwt(token: string, now: number): Promise<JwtEntry> {
+    const generation = this.generation;
+    const claims = await this.deps.userTokens.verify(token, now);
+    if (!claims) throw invalidToken();
+    const user = await this.deps.users.findById(claims.sub);
+    if (!user) throw invalidToken();
+    const entry: JwtEntry = {
+      sessionId: claims.sid,
+      expiresAt: claims.exp * 1000,
+      principal: {
+        type: 'user',
+        user: { id: user.id, username: user.username, email: user.email },
+        credentialId: claims.sid,
+        scopes: ['*'],
+        expiresAt: claims.exp * 1000,
+        app: null,
+      },
+    };
+    if (generation === this.generation) this.jwts.set(token, entry);
+    return entry;
+  }
+
+  private async lookupSession(id: string): Promise<Session | null> {
+    const generation = this.generation;
+    const session = (await this.deps.sessions.findById(id)) ?? null;
+    // Only a revoked or missing session is final; an active one is cached too, and forget() drops it.
+    if (generation === this.generation) this.sessions.set(id, session);
+    return session;
+  }
+}
+
+function toPrincipal({ token, owner, app }: TokenLookup): Principal {
+  return {
+    type: token.kind === 'api' ? 'api_token' : 'app_token',
+    user: owner,
+    credentialId: token.id,
+    scopes: token.scopes,
+    expiresAt: token.expiresAt === null ? null : Date.parse(token.expiresAt),
+    app,
+  };
+}

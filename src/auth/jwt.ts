@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import { jwtVerify, SignJWT } from 'jose';
+import type { KeyRing } from '../keys/service.js';
+import { JWT_ALG } from '../keys/service.js';
+
+/** The claims rz-auth puts in a user token: identifiers only, never personal data. */
+export interface UserClaims {
+  readonly sub: string;
+  readonly sid: string;
+  readonly jti: string;
+  readonly iat: number;
+  readonly exp: number;
+  readonly kid: string;
+}
+
+export interface JwtSettings {
+  readonly issuer: string;
+  readonly audience: string;
+  readonly ttlSeconds: number;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** Compact JWS only: three base64url segments, header starting `eyJ`. Anything else never reaches a parser. */
+const COMPACT_JWS = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+const MAX_JWT_LENGTH = 2048;
+
+/** Signs and verifies user tokens (RFC 8725: one algorithm, explicit type, required claims). */
+export class UserTokens {
+  constructor(
+    private readonly keys: KeyRing,
+    private readonly settings: JwtSettings,
+  ) {}
+
+  async issue(userId: string, sessionId: string, nowMs: number): Promise<{ token: string; expiresAt: number }> {
+    const iat = Math.floor(nowMs / 1000);
+    const exp = iat + this.settings.ttlSeconds;
+    const { kid, key } = this.keys.signingKey();
+    const token = await new SignJWT({ sid: sessionId })
+      .setProtectedHeader({ alg: JWT_ALG, typ: 'JWT', kid })
+      .setIssuer(this.settings.issuer)
+      .setAudience(this.settings.audience)
+      .setSubject(userId)
+      .setJti(randomUUID())
+      .setIssuedAt(iat)
+      .setExpirationTime(exp)
+      .sign(key);
+    return { token, expiresAt: exp * 1000 };
+  }
+
+  /**
+   * Verifies signature and claims. Returns null for any failure: callers answer every failure
+   * with the same invalid_token response, so the reason is deliberately dropped.
+   */
+  async verify(token: string, nowMs: number): Promise<UserClaims | null> {
+    if (token.length > MAX_JWT_LENGTH || !COMPACT_JWS.test(token)) return null;
+    try {
+      const { payload, protectedHeader } = await jwtVerify(
+        token,
+        // The key comes only from our own key ring by kid: embedded jwk/jku/x5u headers are ignored.
+        (header) => {
+          const key = typeof header.kid === 'string' ? this.keys.verificationKey(header.kid) : undefined;
+          if (!key) throw new Error('unknown kid');
+          return key;
+        },
+        {
+          algorithms: [JWT_ALG],
+          typ: 'JWT',
+          issuer: this.settings.issuer,
+          audience: this.settings.audience,
+          requiredClaims: ['sub', 'sid', 'jti', 'iat', 'exp'],
+          currentDate: new Date(nowMs),
+        },
+      );
+      const { sub, sid, jti, iat, exp } = payload;
+      if (typeof sub !== 'string' || !UUID.test(sub) || typeof sid !== 'string' || !UUID.test(sid)) return null;
+      if (typeof jti !== 'string' || typeof iat !== 'number' || typeof exp !== 'number') return null;
+      // A token issued in the future was not issued by us (allow a little clock skew between instances).
+      if (iat * 1000 > nowMs + 60_000) return null;
+      return { sub, sid, jti, iat, exp, kid: protectedHeader.kid as string };
+    } catch {
+      return null;
+    }
+  }
+}

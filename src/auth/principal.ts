@@ -1,0 +1,15 @@
+/** The three credential types and how `GET /api/me` names them. */
+export type CredentialType = 'user' | 'api_token' | 'app_token';
+
+/** Who is calling, with what credential: the result of authenticating a bearer token. */
+export interface Principal {
+  readonly type: CredentialType;
+  readonly user: { readonly id: string; readonly username: string; readonly email: string };
+  /** The session id for a user token, the token id otherwise. */
+  readonly credentialId: string;
+  /** `["*"]` for a user token; the catalogue scopes of an API token; none for an app token. */
+  readonly scopes: readonly string[];
+  /** Milliseconds since the epoch, or null for a token that does not expire. */
+  readonly expiresAt: number | null;
+  readonly app: { readonly id: string; readonly name: string } | null;
+}

@@ -1,0 +1,149 @@
+#!/usr/bin/env -S MALLOC_ARENA_MAX=1 node --max-semi-space-size=4
+// Memory settings, the same as `npm start` (README, "Performance"): a small V8 young generation
+// (about 25 MB less under load for a few more, cheap scavenges), and one glibc malloc arena, so the
+// 19 MiB argon2id buffers of every thread-pool thread are reused instead of kept per thread.
+import cluster from 'node:cluster';
+import { parseArgs } from 'node:util';
+import { readPassword } from './cli/password-input.js';
+import { serveCluster } from './cluster.js';
+import { type Config, ConfigError, loadConfig, parseWorkers } from './config.js';
+import { openDatabase } from './db/database.js';
+import { migrateToLatest } from './db/migrate.js';
+import { ProblemError } from './errors.js';
+import { closeOnSignals, startServer } from './server.js';
+import { createServices, type Services } from './services.js';
+import { VERSION } from './version.js';
+
+const USAGE = `rz-auth ${VERSION}: authentication and token service
+
+Usage: rz-auth <command> [options]
+
+Commands:
+  serve [--workers N|auto]               start the HTTP server (PORT, HOST, DATABASE_URL, ...);
+                                         --workers runs N processes on one port (node:cluster)
+  migrate                                bring the database schema up to date and exit
+  users create --email E --username U    create a user; the password is read from a prompt, or
+                                         from the first line of stdin when it is not a terminal
+  users list                             list users (id, email, username)
+  users delete <id>                      delete a user with their apps, tokens and sessions
+  keys list                              list JWT signing keys
+  keys rotate [--immediate]              new signing key; old keys keep verifying until their
+                                         tokens expire, or stop at once with --immediate
+  help                                   show this text
+
+Configuration comes from environment variables; see the README.`;
+
+type Command = (args: string[], config: Config) => Promise<void>;
+
+async function withServices(config: Config, run: (services: Services) => Promise<void>): Promise<void> {
+  const services = await createServices(config);
+  try {
+    await run(services);
+  } finally {
+    await services.close();
+  }
+}
+
+const commands: Record<string, Command> = {
+  async serve(args, config) {
+    const { values } = parseArgs({ args, options: { workers: { type: 'string' } } });
+    const workers = values.workers === undefined ? config.workers : parseWorkers(values.workers, '--workers');
+    // Leave pool threads free for the rest of the process while argon2 uses `hashConcurrency` of them.
+    process.env.UV_THREADPOOL_SIZE ??= String(config.passwords.hashConcurrency + 4);
+    if (workers > 1 || cluster.isWorker) await serveCluster({ ...config, workers });
+    else closeOnSignals(await startServer(config));
+  },
+
+  async migrate(_args, config) {
+    const database = await openDatabase(config.database);
+    try {
+      const { results } = await migrateToLatest(database.db);
+      const applied = results?.filter((r) => r.status === 'Success').map((r) => r.migrationName) ?? [];
+      console.log(applied.length > 0 ? `applied: ${applied.join(', ')}` : 'schema is up to date');
+    } finally {
+      await database.close();
+    }
+  },
+
+  async 'users create'(args, config) {
+    const { values } = parseArgs({ args, options: { email: { type: 'string' }, username: { type: 'string' } } });
+    if (!values.email || !values.username) throw new UsageError('users create needs --email and --username');
+    const password = await readPassword(`Password for ${values.username}: `);
+    await withServices(config, async (services) => {
+      const user = await services.users.create({ email: values.email ?? '', username: values.username ?? '', password });
+      console.log(JSON.stringify({ id: user.id, email: user.email, username: user.username }));
+    });
+  },
+
+  async 'users list'(_args, config) {
+    await withServices(config, async (services) => {
+      for (const u of await services.users.list()) console.log(`${u.id}\t${u.email}\t${u.username}\t${u.createdAt}`);
+    });
+  },
+
+  async 'users delete'(args, config) {
+    const { positionals } = parseArgs({ args, allowPositionals: true });
+    const id = positionals[0];
+    if (!id) throw new UsageError('users delete needs a user id');
+    await withServices(config, async (services) => {
+      if (!(await services.users.delete(id))) throw new UsageError(`no user with id ${id}`);
+      console.log(`deleted ${id}`);
+    });
+  },
+
+  async 'keys list'(_args, config) {
+    await withServices(config, async (services) => {
+      const signer = services.keys.signingKey().kid;
+      for (const kid of services.keys.kids()) console.log(`${kid}\t${kid === signer ? 'signing' : 'verify-only'}`);
+    });
+  },
+
+  async 'keys rotate'(args, config) {
+    const { values } = parseArgs({ args, options: { immediate: { type: 'boolean', default: false } } });
+    await withServices(config, async (services) => {
+      const kid = await services.keys.rotate({ immediate: values.immediate });
+      console.log(values.immediate ? `new signing key ${kid}; all older keys dropped` : `new signing key ${kid}`);
+    });
+  },
+};
+
+class UsageError extends Error {}
+
+function describe(error: unknown): string {
+  if (error instanceof ProblemError) {
+    const fields = error.errors?.map((e) => `  ${e.field}: ${e.message}`).join('\n');
+    return fields ? `${error.detail}\n${fields}` : error.detail;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [first = 'help', second = ''] = argv;
+  if (first === 'help' || first === '--help' || first === '-h') {
+    console.log(USAGE);
+    return 0;
+  }
+  if (first === '--version') {
+    console.log(VERSION);
+    return 0;
+  }
+  const twoWord = `${first} ${second}`;
+  const name = twoWord in commands ? twoWord : first in commands ? first : undefined;
+  if (!name) {
+    console.error(`rz-auth: unknown command "${argv.join(' ')}"\n\n${USAGE}`);
+    return 2;
+  }
+  try {
+    const config = loadConfig(process.env);
+    await commands[name]?.(argv.slice(name.split(' ').length), config);
+    return 0;
+  } catch (error) {
+    const prefix = error instanceof ConfigError ? 'configuration error: ' : '';
+    console.error(`rz-auth: ${prefix}${describe(error)}`);
+    return error instanceof UsageError || error instanceof ConfigError ? 2 : 1;
+  }
+}
+
+const code = await main(process.argv.slice(2));
+// `serve` keeps running; every other command exits with its status.
+if (code !== 0 || !['serve'].includes(process.argv[2] ?? '')) process.exitCode = code;

@@ -1,0 +1,58 @@
+import cluster, { type Worker } from 'node:cluster';
+import { RateLimiterClusterMaster } from 'rate-limiter-flexible';
+import type { Config } from './config.js';
+import { closeOnSignals, startServer } from './server.js';
+import { createServices } from './services.js';
+
+const RESTART_DELAY_MS = 1000;
+/** More crashes than this within the window means something is broken, not flaky: give up. */
+const CRASH_LIMIT = 5;
+const CRASH_WINDOW_MS = 60_000;
+
+/**
+ * `rz-auth serve --workers N`: one primary process that forks N workers sharing the listening
+ * socket (node:cluster). The primary prepares the database (migrations, first signing key) before
+ * any worker starts, holds the shared rate-limit counters when there is no Redis, restarts workers
+ * that crash, and on SIGTERM/SIGINT lets every worker finish its in-flight requests.
+ */
+export async function serveCluster(config: Config): Promise<void> {
+  if (cluster.isWorker) {
+    closeOnSignals(await startServer(config));
+    return;
+  }
+  const services = await createServices(config);
+  await services.close();
+  if (!config.redisUrl) new RateLimiterClusterMaster();
+
+  let stopping = false;
+  const crashes: number[] = [];
+  const fork = (): Worker => cluster.fork();
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      return;
+    }
+    const now = Date.now();
+    crashes.push(now);
+    while ((crashes[0] ?? now) < now - CRASH_WINDOW_MS) crashes.shift();
+    console.error(JSON.stringify({ level: 50, msg: 'worker exited', pid: worker.process.pid, code, signal }));
+    if (crashes.length > CRASH_LIMIT) {
+      console.error(JSON.stringify({ level: 60, msg: `workers crashed ${crashes.length} times in a minute; giving up` }));
+      process.exit(1);
+    }
+    setTimeout(fork, RESTART_DELAY_MS).unref();
+  });
+
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    const workers = Object.values(cluster.workers ?? {});
+    if (workers.length === 0) process.exit(0);
+    for (const worker of workers) worker?.process.kill(signal);
+    setTimeout(() => process.exit(1), config.shutdownTimeoutMs + 5000).unref();
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+
+  for (let i = 0; i < config.workers; i++) fork();
+}

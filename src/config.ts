@@ -1,0 +1,192 @@
+import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
+import { POLICIES, POLICY_NAMES, type Quota, type RateLimitConfig } from './ratelimit/policies.js';
+
+/** Levels accepted by pino, plus `silent`. */
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export type DatabaseConfig =
+  | { readonly kind: 'sqlite'; readonly path: string; readonly synchronous: 'NORMAL' | 'FULL' }
+  | { readonly kind: 'postgres'; readonly url: string; readonly poolSize: number };
+
+export interface Argon2Params {
+  readonly memoryKiB: number;
+  readonly timeCost: number;
+  readonly parallelism: number;
+}
+
+/** The whole runtime configuration, parsed once at start-up and frozen. */
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly database: DatabaseConfig;
+  readonly redisUrl: string | null;
+  /** Prefix of every Redis key, so several deployments can share one Redis. */
+  readonly redisPrefix: string;
+  readonly logLevel: LogLevel;
+  readonly jwt: { readonly ttlSeconds: number; readonly issuer: string; readonly audience: string };
+  readonly passwords: {
+    readonly minLength: number;
+    readonly argon2: Argon2Params;
+    readonly hashConcurrency: number;
+    readonly hashQueueLimit: number;
+  };
+  readonly signupEnabled: boolean;
+  readonly usageFlushMs: number;
+  readonly rateLimits: RateLimitConfig;
+  /**
+   * Which proxies may set X-Forwarded-For: false (the socket address is the client), a hop count,
+   * or a list of proxy addresses/CIDRs. Never "trust everyone".
+   */
+  readonly trustProxy: false | number | readonly string[];
+  /** Server processes on this machine (`serve --workers`); 1 means no cluster. */
+  readonly workers: number;
+  /** How long a graceful shutdown may wait for in-flight requests. */
+  readonly shutdownTimeoutMs: number;
+}
+
+/** Thrown for an invalid environment; the message names the variable. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Env = Record<string, string | undefined>;
+
+function raw(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value === '' ? undefined : value;
+}
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value)) throw new ConfigError(`${name} must be a whole number, got "${value}"`);
+  const n = Number(value);
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const value = raw(env, name)?.toLowerCase();
+  if (value === undefined) return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(value)) return true;
+  if (['0', 'false', 'no', 'off'].includes(value)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${value}"`);
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  const found = allowed.find((a) => a.toLowerCase() === value.toLowerCase());
+  if (!found) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${value}"`);
+  return found;
+}
+
+function parseQuota(env: Env, name: string, fallback: string): Quota | null {
+  const value = (raw(env, name) ?? fallback).toLowerCase();
+  if (value === 'off') return null;
+  const match = /^(\d+)\s*\/\s*(\d+)$/.exec(value);
+  const quota = Number(match?.[1]);
+  const windowSeconds = Number(match?.[2]);
+  if (!match || quota < 1 || windowSeconds < 1 || windowSeconds > 86_400 || quota > 1_000_000_000) {
+    throw new ConfigError(`${name} must be <requests>/<seconds> (e.g. 100/60, window up to 86400) or off, got "${value}"`);
+  }
+  return { quota, windowSeconds };
+}
+
+function parseRateLimits(env: Env): RateLimitConfig {
+  const allOff = !bool(env, 'RATE_LIMITS', true);
+  const entries = POLICY_NAMES.map((name) => {
+    const { env: variable, fallback } = POLICIES[name];
+    return [name, allOff ? null : parseQuota(env, variable, fallback)] as const;
+  });
+  return Object.fromEntries(entries) as Record<(typeof POLICY_NAMES)[number], Quota | null>;
+}
+
+function parseTrustProxy(env: Env): false | number | readonly string[] {
+  const value = raw(env, 'TRUST_PROXY');
+  if (value === undefined || ['false', '0', 'off', 'no'].includes(value.toLowerCase())) return false;
+  if (/^\d+$/.test(value)) return Number(value);
+  const list = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const bad = list.find((item) => isIP(item.split('/')[0] ?? '') === 0);
+  // "true" would believe any X-Forwarded-For, which lets every client pick its own rate-limit bucket.
+  if (bad !== undefined) throw new ConfigError(`TRUST_PROXY must be a hop count or a list of proxy addresses/CIDRs, got "${bad}"`);
+  return list;
+}
+
+/** A worker count: a number from 1 to 256, or `auto` for one per core. */
+export function parseWorkers(value: string | undefined, name: string): number {
+  if (value === undefined) return 1;
+  if (value.toLowerCase() === 'auto') return availableParallelism();
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 256) {
+    throw new ConfigError(`${name} must be a number of processes from 1 to 256, or auto, got "${value}"`);
+  }
+  return Number(value);
+}
+
+function parseDatabase(env: Env): DatabaseConfig {
+  const url = raw(env, 'DATABASE_URL') ?? 'sqlite:./data/rz-auth.db';
+  if (url.startsWith('sqlite:')) {
+    const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+    if (path === '') throw new ConfigError('DATABASE_URL must name a file, e.g. sqlite:./data/rz-auth.db');
+    const synchronous = oneOf(env, 'SQLITE_SYNCHRONOUS', ['NORMAL', 'FULL'] as const, 'NORMAL');
+    return { kind: 'sqlite', path, synchronous };
+  }
+  if (/^postgres(ql)?:\/\//.test(url)) return { kind: 'postgres', url, poolSize: int(env, 'DATABASE_POOL_SIZE', 10, 1, 1000) };
+  throw new ConfigError('DATABASE_URL must start with sqlite: or postgres://');
+}
+
+function parseRedisUrl(env: Env): string | null {
+  const url = raw(env, 'REDIS_URL');
+  if (url === undefined) return null;
+  if (!/^rediss?:\/\//.test(url)) throw new ConfigError('REDIS_URL must start with redis:// or rediss://');
+  return url;
+}
+
+/**
+ * Parses the environment into a frozen {@link Config}.
+ * @throws ConfigError naming the first invalid variable.
+ */
+export function loadConfig(env: Env): Config {
+  const cores = availableParallelism();
+  const config: Config = {
+    port: int(env, 'PORT', 3000, 0, 65535),
+    host: raw(env, 'HOST') ?? '127.0.0.1',
+    database: parseDatabase(env),
+    redisUrl: parseRedisUrl(env),
+    redisPrefix: raw(env, 'REDIS_PREFIX') ?? 'rz:',
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    jwt: {
+      ttlSeconds: int(env, 'JWT_TTL_SECONDS', 3600, 60, 7 * 24 * 3600),
+      issuer: raw(env, 'JWT_ISSUER') ?? 'rz-auth',
+      audience: raw(env, 'JWT_AUDIENCE') ?? 'rz-api',
+    },
+    passwords: {
+      // NIST SP 800-63B-4: at least 15 characters for single-factor passwords, never below 8.
+      minLength: int(env, 'PASSWORD_MIN_LENGTH', 15, 8, 256),
+      // OWASP's argon2id floor is m=19 MiB, t=2, p=1; weaker settings refuse to start.
+      argon2: {
+        memoryKiB: int(env, 'ARGON2_MEMORY_KIB', 19456, 19456, 4 * 1024 * 1024),
+        timeCost: int(env, 'ARGON2_TIME_COST', 2, 2, 100),
+        parallelism: int(env, 'ARGON2_PARALLELISM', 1, 1, 16),
+      },
+      hashConcurrency: int(env, 'HASH_CONCURRENCY', cores, 1, 256),
+      hashQueueLimit: int(env, 'HASH_QUEUE_LIMIT', 256, 0, 100_000),
+    },
+    signupEnabled: bool(env, 'SIGNUP_ENABLED', true),
+    usageFlushMs: int(env, 'LAST_USED_FLUSH_MS', 5000, 100, 3_600_000),
+    rateLimits: parseRateLimits(env),
+    trustProxy: parseTrustProxy(env),
+    workers: parseWorkers(raw(env, 'WORKERS'), 'WORKERS'),
+    shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+  };
+  return deepFreeze(config);
+}
+
+function deepFreeze<T extends object>(value: T): T {
+  for (const child of Object.values(value)) {
+    if (child !== null && typeof child === 'object') deepFreeze(child as object);
+  }
+  return Object.freeze(value);
+}

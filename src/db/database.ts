@@ -1,0 +1,92 @@
+import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
+import type BetterSqlite3 from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
+import type { DatabaseConfig } from '../config.js';
+import type { DialectName } from './dialect.js';
+import type { Tables } from './tables.js';
+
+/** An open store connection plus what the rest of the service needs to know about it. */
+export interface Database {
+  readonly db: Kysely<Tables>;
+  readonly dialect: DialectName;
+  /**
+   * SQLite only: a number that changes whenever another connection (another process, a CLI
+   * command, another worker) commits to the file. Reading it costs no I/O.
+   */
+  readonly dataVersion: (() => number) | null;
+  close(): Promise<void>;
+}
+
+/**
+ * better-sqlite3 12 wraps its objects in node::ObjectWrap, which aborts the process on Node 24.19+
+ * when a statement is garbage-collected (nodejs/node#65446). 13 moved to Node-API and is fine there,
+ * but declares Node >= 22 and crashes on Node 20. Same API, so each runtime loads the one that works
+ * on it; `better-sqlite3-napi` is an npm alias of better-sqlite3@13.
+ */
+export function loadSqlite(): typeof BetterSqlite3 {
+  const major = Number(process.versions.node.split('.')[0]);
+  return createRequire(import.meta.url)(major >= 22 ? 'better-sqlite3-napi' : 'better-sqlite3') as typeof BetterSqlite3;
+}
+
+/**
+ * Opens (and for SQLite, creates) the database named by the configuration. The PostgreSQL driver
+ * is loaded only when it is used, so the embedded default does not carry it in memory.
+ */
+export async function openDatabase(config: DatabaseConfig): Promise<Database> {
+  return config.kind === 'sqlite' ? openSqlite(config.path, config.synchronous) : openPostgres(config.url, config.poolSize);
+}
+
+function openSqlite(path: string, synchronous: 'NORMAL' | 'FULL'): Database {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const Sqlite = loadSqlite();
+  const sqlite = new Sqlite(path);
+  // WAL: readers never block the writer, and a killed process loses no committed transaction.
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma(`synchronous = ${synchronous}`);
+  sqlite.pragma('foreign_keys = ON');
+  // Several processes (workers, the CLI) may write to one file: wait for the lock, don't fail.
+  sqlite.pragma('busy_timeout = 5000');
+  const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
+  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  return {
+    db,
+    dialect: 'sqlite',
+    dataVersion: () => dataVersion.get() as number,
+    // Kysely's destroy closes the better-sqlite3 handle (and checkpoints the WAL).
+    close: () => db.destroy(),
+  };
+}
+
+const STATEMENT_CACHE_SIZE = 256;
+
+/**
+ * Kysely prepares every query afresh; preparing costs about as much as running a small statement.
+ * Queries are parameterised, so the distinct SQL texts are few: keep their prepared statements.
+ * (better-sqlite3 runs a statement to completion before returning, so reuse never overlaps; the
+ * service never streams results, which would keep one open.)
+ */
+function withStatementCache(sqlite: BetterSqlite3.Database): SqliteDatabase {
+  const statements = new Map<string, BetterSqlite3.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql) {
+      let statement = statements.get(sql);
+      if (!statement) {
+        statement = sqlite.prepare(sql);
+        if (statements.size < STATEMENT_CACHE_SIZE) statements.set(sql, statement);
+      }
+      return statement;
+    },
+  };
+}
+
+async function openPostgres(url: string, max: number): Promise<Database> {
+  const { default: pg } = await import('pg');
+  const pool = new pg.Pool({ connectionString: url, max });
+  // A pool error on an idle client (server restart) must not crash the process; queries retry.
+  pool.on('error', () => {});
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  return { db, dialect: 'postgres', dataVersion: null, close: () => db.destroy() };
+}

@@ -1,0 +1,35 @@
+import { PostgresAdapter } from 'kysely';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+/** True when the Kysely instance talks to PostgreSQL. */
+export const isPostgres = (db: { getExecutor(): { readonly adapter: unknown } }): boolean =>
+  db.getExecutor().adapter instanceof PostgresAdapter;
+
+/** True for a unique-constraint violation, in either dialect. */
+export function isUniqueViolation(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null || !('code' in error)) return false;
+  const { code } = error as { code: unknown };
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505';
+}
+
+/** True for a foreign-key violation (the row referred to is gone), in either dialect. */
+export function isForeignKeyViolation(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null || !('code' in error)) return false;
+  const { code } = error as { code: unknown };
+  return code === 'SQLITE_CONSTRAINT_FOREIGNKEY' || code === '23503';
+}
+
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'SQLITE_BUSY', 'SQLITE_IOERR', 'SQLITE_CANTOPEN', 'SQLITE_FULL']);
+
+/**
+ * True when the store could not be reached or could not take the work right now (connection
+ * refused or lost, PostgreSQL shutting down or out of connections, SQLite locked or out of disk):
+ * a 503 for the client, not a bug.
+ */
+export function isStoreUnavailable(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || /^(08|53|57P)/.test(code))) return true;
+  return typeof message === 'string' && /connection (terminated|is not open)|database connection is not open|timeout exceeded when trying to connect|driver has already been destroyed/i.test(message);
+}

@@ -1,0 +1,19 @@
+import { type Kysely, type Migration, type MigrationResultSet, Migrator } from 'kysely';
+import type { Tables } from './tables.js';
+import * as m0001 from './migrations/0001_initial.js';
+
+/** Migrations are imported statically so the build output needs no directory scanning. */
+const MIGRATIONS: Record<string, Migration> = {
+  '0001_initial': m0001,
+};
+
+/**
+ * Brings the schema up to date. Safe to run from several instances at once: Kysely's migrator
+ * holds a lock table while it works.
+ */
+export async function migrateToLatest(db: Kysely<Tables>): Promise<MigrationResultSet> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => MIGRATIONS } });
+  const result = await migrator.migrateToLatest();
+  if (result.error) throw result.error;
+  return result;
+}

@@ -1,0 +1,79 @@
+import type { Generated } from 'kysely';
+
+/*
+ * Row types: only store files see these. Timestamps are ISO 8601 UTC strings in every dialect so
+ * they compare and sort the same way on SQLite and PostgreSQL; ids are UUID strings.
+ */
+
+export interface UsersTable {
+  id: string;
+  email: string;
+  username: string;
+  /** Lower-cased username: uniqueness is case-insensitive. */
+  username_key: string;
+  password_hash: string;
+  created_at: string;
+}
+
+export interface SessionsTable {
+  id: string;
+  user_id: string;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+}
+
+export interface AppsTable {
+  id: string;
+  user_id: string;
+  name: string;
+  description: string;
+  created_at: string;
+}
+
+export interface TokensTable {
+  id: string;
+  kind: 'api' | 'app';
+  user_id: string;
+  app_id: string | null;
+  name: string;
+  /** JSON array of scope strings. */
+  scopes: string;
+  /** Hex SHA-256 of the full token value; the value itself is never stored. */
+  digest: string;
+  hint: string;
+  created_at: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface SigningKeysTable {
+  kid: string;
+  alg: string;
+  public_jwk: string;
+  private_jwk: string;
+  created_at: string;
+  /** Set when a newer key takes over signing; the key still verifies until tokens it signed expire. */
+  retired_at: string | null;
+}
+
+/**
+ * An append-only log of changes that in-process caches must forget (revoked tokens, logged-out
+ * sessions, deleted apps and users, key changes). Written in the same transaction as the change.
+ */
+export interface ChangesTable {
+  id: Generated<number>;
+  kind: 'token' | 'session' | 'app' | 'user' | 'keys';
+  ref: string;
+  created_at: string;
+}
+
+export interface Tables {
+  users: UsersTable;
+  sessions: SessionsTable;
+  apps: AppsTable;
+  tokens: TokensTable;
+  signing_keys: SigningKeysTable;
+  changes: ChangesTable;
+}

@@ -1,0 +1,170 @@
+/**
+ * The error catalogue: every failure a client can see has one stable `code`, one status and one
+ * docs page. Services throw {@link ProblemError}; only `http/problem.ts` turns it into a response.
+ */
+export const PROBLEMS = {
+  validation_failed: {
+    status: 400,
+    title: 'Validation failed',
+    detail: 'The request is not valid. See `errors` for each field.',
+    explanation:
+      'The request body, a parameter or a header did not meet the documented rules. The `errors` array names each bad field and what is wrong with it. Unknown fields are rejected rather than ignored, so a typo cannot silently weaken a request.',
+  },
+  unauthorized: {
+    status: 401,
+    title: 'Authentication required',
+    detail: 'Send a bearer token in the Authorization header.',
+    explanation:
+      'The request carried no `Authorization` header, or used a scheme other than `Bearer`. Send `Authorization: Bearer <token>` with a user token (JWT), an API token (`rz_...`) or an app token (`rza_...`). Tokens in the query string or in cookies are not accepted.',
+  },
+  invalid_token: {
+    status: 401,
+    title: 'Invalid token',
+    detail: 'The access token is missing, malformed, expired or revoked.',
+    explanation:
+      'The bearer token could not be accepted. It may be malformed, have a bad checksum, be unknown, expired or revoked, carry a bad signature, or belong to a session that logged out. The response never says which check failed. Obtain a new token.',
+  },
+  invalid_credentials: {
+    status: 401,
+    title: 'Invalid credentials',
+    detail: 'The email or password is incorrect.',
+    explanation:
+      'Login failed. The response is the same whether the email is unknown or the password is wrong, so it cannot be used to discover accounts.',
+  },
+  insufficient_scope: {
+    status: 403,
+    title: 'Insufficient scope',
+    detail: 'The token is valid but does not allow this operation.',
+    explanation:
+      'The token was accepted but its type or scopes do not cover the operation. The `WWW-Authenticate` header names the scope that is needed; `*` means the operation needs a user token (JWT) from login.',
+  },
+  forbidden: {
+    status: 403,
+    title: 'Forbidden',
+    detail: 'This operation is not allowed.',
+    explanation: 'The operation is switched off on this server, for example self-service signup.',
+  },
+  not_found: {
+    status: 404,
+    title: 'Not found',
+    detail: 'The resource does not exist.',
+    explanation:
+      'No resource exists at this address for the caller. A resource that belongs to someone else is reported exactly like one that does not exist.',
+  },
+  method_not_allowed: {
+    status: 405,
+    title: 'Method not allowed',
+    detail: 'This method is not supported on this path.',
+    explanation: 'The path exists but does not support the method. The `Allow` header lists the methods that do.',
+  },
+  conflict: {
+    status: 409,
+    title: 'Conflict',
+    detail: 'The request conflicts with an existing resource.',
+    explanation: 'The resource already exists, for example an account with the same email or username.',
+  },
+  payload_too_large: {
+    status: 413,
+    title: 'Payload too large',
+    detail: 'The request body is larger than 16 KiB.',
+    explanation: 'Request bodies are limited to 16 KiB.',
+  },
+  headers_too_large: {
+    status: 431,
+    title: 'Request headers too large',
+    detail: 'The request headers are larger than the server accepts.',
+    explanation: 'The request line and headers together exceed the server limit (16 KiB). No credential is that long.',
+  },
+  unsupported_media_type: {
+    status: 415,
+    title: 'Unsupported media type',
+    detail: 'Send the body as JSON with Content-Type: application/json.',
+    explanation:
+      'A request with a body must send `Content-Type: application/json` (a `charset=utf-8` parameter is allowed). Forms, `text/plain` and other types are refused.',
+  },
+  rate_limited: {
+    status: 429,
+    title: 'Too many requests',
+    detail: 'The rate limit was exceeded. Retry after the number of seconds in Retry-After.',
+    explanation:
+      'The caller exceeded a rate limit. Wait for the number of seconds in the `Retry-After` header. The `RateLimit` and `RateLimit-Policy` headers describe the limit and what remains of it.',
+  },
+  internal: {
+    status: 500,
+    title: 'Internal error',
+    detail: 'The server could not complete the request.',
+    explanation: 'Something failed inside the service. Quote the `request_id` when you report it.',
+  },
+  unavailable: {
+    status: 503,
+    title: 'Service unavailable',
+    detail: 'The service cannot complete the request right now. Try again shortly.',
+    explanation: 'A backing store (database or Redis) is unreachable or overloaded. Retry with backoff.',
+  },
+} as const satisfies Record<string, { status: number; title: string; detail: string; explanation: string }>;
+
+export type ProblemCode = keyof typeof PROBLEMS;
+
+/** One bad field of a `validation_failed` problem. */
+export interface FieldError {
+  readonly field: string;
+  readonly message: string;
+}
+
+export interface ProblemOptions {
+  readonly detail?: string;
+  readonly errors?: readonly FieldError[];
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** A failure with a stable, client-visible code. */
+export class ProblemError extends Error {
+  override name = 'ProblemError';
+  readonly status: number;
+  readonly detail: string;
+  readonly errors: readonly FieldError[] | undefined;
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(
+    readonly code: ProblemCode,
+    options: ProblemOptions = {},
+  ) {
+    super(options.detail ?? PROBLEMS[code].detail);
+    this.status = PROBLEMS[code].status;
+    this.detail = options.detail ?? PROBLEMS[code].detail;
+    this.errors = options.errors;
+    this.headers = options.headers ?? {};
+  }
+}
+
+const REALM = 'Bearer realm="rz"';
+
+/** RFC 6750: no credentials at all, or a scheme other than Bearer. */
+export const unauthorized = () => new ProblemError('unauthorized', { headers: { 'www-authenticate': REALM } });
+
+/**
+ * RFC 6750 invalid_token. Deliberately takes no argument: every invalid_token response is
+ * byte-identical so it never reveals which check failed.
+ */
+export const invalidToken = () =>
+  new ProblemError('invalid_token', { headers: { 'www-authenticate': `${REALM}, error="invalid_token"` } });
+
+export const insufficientScope = (scope: string) =>
+  new ProblemError('insufficient_scope', {
+    headers: { 'www-authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"` },
+  });
+
+export const invalidRequest = (detail: string, field = 'authorization') =>
+  new ProblemError('validation_failed', {
+    detail,
+    errors: [{ field, message: detail }],
+    headers: { 'www-authenticate': `${REALM}, error="invalid_request"` },
+  });
+
+export const validationFailed = (errors: readonly FieldError[], detail?: string) =>
+  new ProblemError('validation_failed', { errors, ...(detail ? { detail } : {}) });
+
+export const notFound = () => new ProblemError('not_found');
+
+export const conflict = (detail: string, field?: string) =>
+  new ProblemError('conflict', { detail, ...(field ? { errors: [{ field, message: detail }] } : {}) });

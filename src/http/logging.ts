@@ -1,0 +1,130 @@
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
+import { hostname } from 'node:os';
+import { type Bindings, type ChildLoggerOptions, type DestinationStream, pino } from 'pino';
+import type { LogLevel } from '../config.js';
+import { redactSecrets } from '../lib/redact.js';
+
+const REDACTED = () => '[REDACTED]';
+
+/**
+ * Structured JSON logs (pino). Secrets are kept out by construction: the request serializer keeps
+ * only method and URL (token-shaped strings scrubbed), errors keep only name, message and stack
+ * (scrubbed), and any top-level `headers`, `authorization`, `cookie`, `password` or `token` field is
+ * censored. (Serializers run only for keys that are present; pino's path-based redaction cost about
+ * 5 µs per line on the hot path.)
+ *
+ * Lines are written asynchronously, batched under load (see {@link createLogDestination}); a
+ * SIGKILL loses at most the lines of the write in flight.
+ */
+export function loggerOptions(level: LogLevel, stream: DestinationStream): FastifyServerOptions['logger'] {
+  return {
+    level,
+    stream,
+    serializers: {
+      req: (req: { method: string; url: string }) => ({ method: req.method, url: redactSecrets(req.url) }),
+      err: (err: Error) => ({
+        type: err.name,
+        message: redactSecrets(err.message),
+        stack: redactSecrets(err.stack ?? ''),
+      }),
+      headers: REDACTED,
+      authorization: REDACTED,
+      cookie: REDACTED,
+      password: REDACTED,
+      token: REDACTED,
+    },
+  };
+}
+
+type LogFn = FastifyBaseLogger['info'];
+
+/**
+ * Fastify gives every request a child logger carrying its request id. Creating one costs every
+ * request, while only errors use it: this stand-in creates the child on first use. (The per-request
+ * line is written through the root logger with the id as a field.)
+ */
+class LazyRequestLogger {
+  #child: FastifyBaseLogger | undefined;
+  constructor(
+    private readonly parent: FastifyBaseLogger,
+    private readonly bindings: Bindings,
+    private readonly options: ChildLoggerOptions,
+  ) {}
+  private get logger(): FastifyBaseLogger {
+    return (this.#child ??= this.parent.child(this.bindings, this.options));
+  }
+  get level(): string {
+    return this.parent.level;
+  }
+  set level(level: string) {
+    this.logger.level = level;
+  }
+  fatal(...args: Parameters<LogFn>): void {
+    this.logger.fatal(...args);
+  }
+  error(...args: Parameters<LogFn>): void {
+    this.logger.error(...args);
+  }
+  warn(...args: Parameters<LogFn>): void {
+    this.logger.warn(...args);
+  }
+  info(...args: Parameters<LogFn>): void {
+    this.logger.info(...args);
+  }
+  debug(...args: Parameters<LogFn>): void {
+    this.logger.debug(...args);
+  }
+  trace(...args: Parameters<LogFn>): void {
+    this.logger.trace(...args);
+  }
+  silent(): void {}
+  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
+    return this.logger.child(bindings, options);
+  }
+}
+
+export const lazyChildLogger = (logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger =>
+  new LazyRequestLogger(logger, bindings, options);
+
+/**
+ * The access log: one line per request, in the same JSON shape as pino's lines, written to the same
+ * destination as the response is sent (from the lifecycle's onSend hook, so no onResponse hook
+ * costs every request). It is the highest-volume line by far, so it is formatted directly instead of
+ * through pino's generic serializer (about 5 µs a line on the benchmark machine, a tenth of a
+ * request's budget). Every field is an id, a number or an enum except the URL and the address,
+ * which are JSON-escaped; the URL has token-shaped strings scrubbed. `ms` is the time to produce
+ * the response.
+ */
+const INFO_ENABLED: ReadonlySet<string> = new Set(['trace', 'debug', 'info']);
+
+export class AccessLog {
+  private readonly bindings: string;
+
+  constructor(
+    private readonly logger: FastifyBaseLogger,
+    private readonly destination: DestinationStream,
+  ) {
+    this.bindings = `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`;
+  }
+
+  write(request: FastifyRequest, reply: FastifyReply): void {
+    if (!INFO_ENABLED.has(this.logger.level)) return;
+    const p = request.principal;
+    const auth = p ? `,"auth":"${p.type}","user_id":"${p.user.id}","credential_id":"${p.credentialId}"` : '';
+    this.destination.write(
+      `{"level":30,"time":${Date.now()}${this.bindings},"request_id":"${request.id}","method":"${request.method}",` +
+        `"url":${JSON.stringify(redactSecrets(request.url))},"status":${reply.statusCode},` +
+        `"ms":${Math.round(reply.elapsedTime * 100) / 100},"remote":${JSON.stringify(request.ip)}${auth},"msg":"request"}\n`,
+    );
+  }
+}
+
+/**
+ * Where every line goes: stdout, written asynchronously. A line is written as soon as the previous
+ * write finished; under load the lines that queued meanwhile go out in one write. Flushed at exit.
+ */
+export function createLogDestination(): DestinationStream {
+  const destination = pino.destination({ dest: 1, sync: false });
+  process.once('exit', () => destination.flushSync());
+  return destination;
+}

@@ -1,0 +1,102 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isStoreUnavailable } from '../db/dialect.js';
+import { applySecurityHeaders } from './headers.js';
+import { type FieldError, PROBLEMS, type ProblemCode, ProblemError } from '../errors.js';
+import { redactSecrets } from '../lib/redact.js';
+
+/** The docs page that explains a problem code, e.g. `/problems/invalid-token`. */
+export const problemType = (code: ProblemCode): string => `/problems/${code.replaceAll('_', '-')}`;
+
+const FASTIFY_CODES: Readonly<Record<string, ProblemCode>> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'validation_failed',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'validation_failed',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'validation_failed',
+};
+
+const BY_STATUS: Readonly<Record<number, ProblemCode>> = {
+  400: 'validation_failed',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  409: 'conflict',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  429: 'rate_limited',
+};
+
+interface AjvError {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+/** Names each bad field from Ajv's errors: `name`, `scopes.1`, or the whole `body`. */
+function fieldErrors(errors: readonly AjvError[], context: string): FieldError[] {
+  const out = new Map<string, FieldError>();
+  for (const e of errors) {
+    const path = e.instancePath.split('/').filter(Boolean);
+    let message = e.message ?? 'is invalid';
+    if (e.keyword === 'required') path.push(String(e.params.missingProperty));
+    if (e.keyword === 'required') message = 'is required';
+    if (e.keyword === 'additionalProperties') {
+      path.push(String(e.params.additionalProperty));
+      message = 'is not a known field';
+    }
+    // An unknown field is named after what the client sent, which can be a token: never echo one.
+    const field = path.length > 0 ? redactSecrets(path.join('.')) : context;
+    out.set(`${field}\0${message}`, { field, message });
+  }
+  return [...out.values()];
+}
+
+/** Turns anything thrown into a ProblemError; unknown errors become `internal` with nothing leaked. */
+export function toProblem(error: unknown): ProblemError {
+  if (error instanceof ProblemError) return error;
+  const fe = error as Partial<FastifyError> & { validation?: AjvError[]; validationContext?: string };
+  if (Array.isArray(fe.validation)) {
+    return new ProblemError('validation_failed', { errors: fieldErrors(fe.validation, fe.validationContext ?? 'body') });
+  }
+  const code = (fe.code && FASTIFY_CODES[fe.code]) ?? (fe.statusCode !== undefined ? BY_STATUS[fe.statusCode] : undefined);
+  if (code) return new ProblemError(code);
+  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) return new ProblemError('validation_failed');
+  if (isStoreUnavailable(error)) return new ProblemError('unavailable', { headers: { 'retry-after': '5' } });
+  return new ProblemError('internal');
+}
+
+/** The RFC 9457 body. Only catalogue text and our own details: never an internal message. */
+export function problemBody(problem: ProblemError, requestId: string): Record<string, unknown> {
+  const entry = PROBLEMS[problem.code];
+  return {
+    type: problemType(problem.code),
+    title: entry.title,
+    status: entry.status,
+    code: problem.code,
+    detail: problem.detail,
+    request_id: requestId,
+    ...(problem.errors ? { errors: problem.errors } : {}),
+  };
+}
+
+export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: ProblemError): FastifyReply {
+  // Framework errors skip onRequest hooks, so the security headers are (re)applied here.
+  applySecurityHeaders(reply);
+  return reply
+    .code(problem.status)
+    .headers(problem.headers)
+    .type('application/problem+json')
+    .serializer(JSON.stringify)
+    .send(problemBody(problem, request.id));
+}
+
+/** The one place where errors become responses. */
+export function registerProblemHandler(app: FastifyInstance): void {
+  app.setErrorHandler((error, request, reply) => {
+    const problem = toProblem(error);
+    if (problem.status >= 500) request.log.error({ err: error }, problem.code === 'unavailable' ? 'store unavailable' : 'request failed');
+    return sendProblem(request, reply, problem);
+  });
+}

@@ -1,0 +1,94 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Principal } from '../auth/principal.js';
+import { ProblemError } from '../errors.js';
+import { addressKey } from '../ratelimit/address.js';
+import { type Decision, emailKey, type RateLimiter } from '../ratelimit/limiter.js';
+import type { PolicyName } from '../ratelimit/policies.js';
+
+/** Public routes name the limits they fall under; protected routes are limited by the guard. */
+export type RouteRateLimit = 'address' | 'login' | 'signup';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    rateLimit?: RouteRateLimit;
+  }
+  interface FastifyRequest {
+    rateLimits: Decision[] | null;
+  }
+}
+
+const rateLimited = (decisions: readonly Decision[]) =>
+  new ProblemError('rate_limited', {
+    headers: { 'retry-after': String(Math.max(...decisions.map((d) => d.resetSeconds))) },
+  });
+
+/** The bucket of an authenticated caller: the user for user tokens, the token itself otherwise. */
+export const credentialKey = (principal: Principal): string =>
+  principal.type === 'user' ? `user:${principal.user.id}` : `token:${principal.credentialId}`;
+
+/** Counts requests against the policies and records the decisions for the response headers. */
+export class RequestLimits {
+  constructor(private readonly limiter: RateLimiter) {}
+
+  /** Counts one request; @throws rate_limited (with Retry-After) when the policy is spent. */
+  async enforce(request: FastifyRequest, policy: PolicyName, key: string): Promise<void> {
+    const decision = await this.limiter.consume(policy, key);
+    if (decision === null) return;
+    (request.rateLimits ??= []).push(decision);
+    if (!decision.allowed) throw rateLimited([decision]);
+  }
+
+  byAddress(request: FastifyRequest): Promise<void> {
+    return this.enforce(request, 'address', addressKey(request.ip));
+  }
+
+  byCredential(request: FastifyRequest, principal: Principal): Promise<void> {
+    return this.enforce(request, 'credential', credentialKey(principal));
+  }
+
+  /**
+   * Login and signup: per address and per submitted email, whether or not an account exists, so
+   * the limit never tells which emails are registered. Both are counted even when one is spent.
+   */
+  async byAddressAndEmail(request: FastifyRequest, kind: 'login' | 'signup', email: string): Promise<void> {
+    const decisions = (
+      await Promise.all([this.limiter.consume(`${kind}-address`, addressKey(request.ip)), this.limiter.consume(`${kind}-email`, emailKey(email))])
+    ).filter((d): d is Decision => d !== null);
+    (request.rateLimits ??= []).push(...decisions);
+    const spent = decisions.filter((d) => !d.allowed);
+    if (spent.length > 0) throw rateLimited(spent);
+  }
+}
+
+/** `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers) on every limited response. */
+function writeHeaders(decisions: readonly Decision[]): { policy: string; limit: string } {
+  return {
+    policy: decisions.map((d) => `"${d.policy}";q=${d.quota};w=${d.windowSeconds}`).join(', '),
+    limit: decisions.map((d) => `"${d.policy}";r=${d.remaining};t=${d.resetSeconds}`).join(', '),
+  };
+}
+
+/** The RateLimit fields of a response, once per request; undefined when no limit applied. */
+export function rateLimitHeaders(request: FastifyRequest): { policy: string; limit: string } | undefined {
+  return request.rateLimits ? writeHeaders(request.rateLimits) : undefined;
+}
+
+/**
+ * Public routes name their limits in `config.rateLimit`; the hooks are attached to those routes
+ * only, so no other request pays for them. (Protected routes are limited by the guard.)
+ */
+export function registerRateLimits(app: FastifyInstance, limits: RequestLimits): void {
+  app.decorateRequest('rateLimits', null);
+  app.addHook('onRoute', (route) => {
+    const kind = route.config?.rateLimit;
+    if (kind === 'address') {
+      route.onRequest = [...[route.onRequest ?? []].flat(), async (request: FastifyRequest) => limits.byAddress(request)];
+    } else if (kind === 'login' || kind === 'signup') {
+      // After validation: the submitted email is needed, and a malformed body costs nothing.
+      route.preHandler = [
+        ...[route.preHandler ?? []].flat(),
+        async (request: FastifyRequest) => limits.byAddressAndEmail(request, kind, (request.body as { email: string }).email),
+      ];
+    }
+  });
+}

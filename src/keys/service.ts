@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
+import type { ChangeFeed } from '../changes/feed.js';
+import { type Clock, iso } from '../clock.js';
+import type { KeyStore, StoredKey } from './store.js';
+
+/** User tokens are signed with Ed25519 (RFC 8037); this is the only algorithm ever accepted. */
+export const JWT_ALG = 'EdDSA';
+
+/** A public key as published in the JWKS. */
+export interface PublicJwk {
+  readonly kty: string;
+  readonly crv: string;
+  readonly x: string;
+  readonly kid: string;
+  readonly alg: string;
+  readonly use: 'sig';
+}
+
+interface LoadedKey {
+  readonly kid: string;
+  readonly publicKey: CryptoKey;
+  readonly publicJwk: PublicJwk;
+}
+
+/**
+ * The signing keys, shared by every instance through the store. The newest active key signs;
+ * retired keys keep verifying until the tokens they signed have expired.
+ */
+export class KeyRing {
+  private signer: { kid: string; key: CryptoKey } | undefined;
+  private verifiers = new Map<string, LoadedKey>();
+
+  constructor(
+    private readonly store: KeyStore,
+    private readonly feed: ChangeFeed,
+    private readonly clock: Clock,
+    /** How long a retired key must keep verifying: the JWT lifetime plus leeway. */
+    private readonly retireWindowMs: number,
+  ) {}
+
+  /** Loads the keys from the store, creating the first one on a fresh database. */
+  async load(): Promise<void> {
+    let keys = await this.store.list();
+    if (!keys.some((k) => k.retiredAt === null)) {
+      await this.rotate();
+      keys = await this.store.list();
+    }
+    await this.install(keys);
+  }
+
+  /**
+   * Creates a key that takes over signing. By default the previous keys stay valid for
+   * verification until their tokens expire; `immediate` drops them at once (key compromise),
+   * which invalidates every token they signed.
+   */
+  async rotate(options: { immediate?: boolean } = {}): Promise<string> {
+    const { privateKey, publicKey } = await generateKeyPair(JWT_ALG, { crv: 'Ed25519', extractable: true });
+    const kid = randomUUID();
+    const now = this.clock.now();
+    const key: StoredKey = {
+      kid,
+      alg: JWT_ALG,
+      publicJwk: JSON.stringify(await exportJWK(publicKey)),
+      privateJwk: JSON.stringify(await exportJWK(privateKey)),
+      createdAt: iso(now),
+      retiredAt: null,
+    };
+    await this.store.rotate(key, options.immediate ? { dropAllOthers: true } : { dropBefore: iso(now - this.retireWindowMs) });
+    await this.install(await this.store.list());
+    // Like any revocation: this process's caches forget verifications by dropped keys at once.
+    await this.feed.committed('keys', kid);
+    return kid;
+  }
+
+  /** Re-reads the store after another process rotated keys. */
+  async reload(): Promise<void> {
+    await this.install(await this.store.list());
+  }
+
+  signingKey(): { kid: string; key: CryptoKey } {
+    if (!this.signer) throw new Error('signing keys are not loaded');
+    return this.signer;
+  }
+
+  /** The public key for a `kid`, if it is one of ours and still verifies. */
+  verificationKey(kid: string): CryptoKey | undefined {
+    return this.verifiers.get(kid)?.publicKey;
+  }
+
+  /** The JWKS document: every key that may still verify a token. */
+  jwks(): { keys: PublicJwk[] } {
+    return { keys: [...this.verifiers.values()].map((k) => k.publicJwk) };
+  }
+
+  kids(): string[] {
+    return [...this.verifiers.keys()];
+  }
+
+  private async install(keys: readonly StoredKey[]): Promise<void> {
+    const cutoff = iso(this.clock.now() - this.retireWindowMs);
+    const usable = keys.filter((k) => k.alg === JWT_ALG && (k.retiredAt === null || k.retiredAt >= cutoff));
+    const verifiers = new Map<string, LoadedKey>();
+    for (const k of usable) {
+      const { kty = 'OKP', crv = 'Ed25519', x = '' } = JSON.parse(k.publicJwk) as JWK;
+      const publicKey = (await importJWK({ kty, crv, x }, JWT_ALG)) as CryptoKey;
+      verifiers.set(k.kid, { kid: k.kid, publicKey, publicJwk: { kty, crv, x, kid: k.kid, alg: JWT_ALG, use: 'sig' } });
+    }
+    const newest = usable.filter((k) => k.retiredAt === null).at(-1);
+    if (newest) {
+      this.signer = { kid: newest.kid, key: (await importJWK(JSON.parse(newest.privateJwk) as JWK, JWT_ALG)) as CryptoKey };
+    }
+    this.verifiers = verifiers;
+  }
+}

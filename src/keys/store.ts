@@ -1,0 +1,54 @@
+import type { Kysely } from 'kysely';
+import { recordChange } from '../changes/store.js';
+import type { Tables } from '../db/tables.js';
+
+/** A JWT signing key pair as stored (JWK JSON). */
+export interface StoredKey {
+  readonly kid: string;
+  readonly alg: string;
+  readonly publicJwk: string;
+  readonly privateJwk: string;
+  readonly createdAt: string;
+  readonly retiredAt: string | null;
+}
+
+/** SQL for signing keys. */
+export class KeyStore {
+  constructor(private readonly db: Kysely<Tables>) {}
+
+  async list(): Promise<StoredKey[]> {
+    const rows = await this.db.selectFrom('signing_keys').selectAll().orderBy('created_at').orderBy('kid').execute();
+    return rows.map((r) => ({
+      kid: r.kid,
+      alg: r.alg,
+      publicJwk: r.public_jwk,
+      privateJwk: r.private_jwk,
+      createdAt: r.created_at,
+      retiredAt: r.retired_at,
+    }));
+  }
+
+  /**
+   * Adds a key that takes over signing. Every older active key is retired (it keeps verifying the
+   * tokens it signed); with `dropBefore`, keys retired before that time are deleted.
+   */
+  async rotate(key: StoredKey, options: { dropBefore?: string; dropAllOthers?: boolean } = {}): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.updateTable('signing_keys').set({ retired_at: key.createdAt }).where('retired_at', 'is', null).execute();
+      if (options.dropAllOthers) await trx.deleteFrom('signing_keys').execute();
+      else if (options.dropBefore) await trx.deleteFrom('signing_keys').where('retired_at', '<', options.dropBefore).execute();
+      await trx
+        .insertInto('signing_keys')
+        .values({
+          kid: key.kid,
+          alg: key.alg,
+          public_jwk: key.publicJwk,
+          private_jwk: key.privateJwk,
+          created_at: key.createdAt,
+          retired_at: null,
+        })
+        .execute();
+      await recordChange(trx, 'keys', key.kid, key.createdAt);
+    });
+  }
+}

@@ -1,0 +1,30 @@
+import type { FieldError } from '../errors.js';
+
+/**
+ * C0, DEL and C1 controls (U+009B is a terminal escape introducer), and the bidirectional overrides
+ * that make text display in a different order than it is stored ("Trojan Source").
+ */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+const CONTROL_EXCEPT_NEWLINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+
+/** Length in Unicode code points, which is what a person counts. */
+export const codePoints = (value: string): number => [...value].length;
+
+/**
+ * A trimmed label (token or app name): 1 to `max` characters, no control characters.
+ * Returns the trimmed value or the field error.
+ */
+export function cleanLabel(value: string, field: string, max: number): string | FieldError {
+  const trimmed = value.trim();
+  if (trimmed === '') return { field, message: 'must not be empty' };
+  if (codePoints(trimmed) > max) return { field, message: `must be at most ${max} characters` };
+  if (CONTROL.test(trimmed)) return { field, message: 'must not contain control characters' };
+  return trimmed;
+}
+
+/** Free text (a description): up to `max` characters; line breaks and tabs allowed, other controls not. */
+export function cleanText(value: string, field: string, max: number): string | FieldError {
+  if (codePoints(value) > max) return { field, message: `must be at most ${max} characters` };
+  if (CONTROL_EXCEPT_NEWLINES.test(value)) return { field, message: 'must not contain control characters' };
+  return value;
+}

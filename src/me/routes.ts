@@ -1,0 +1,48 @@
+import { Type } from 'typebox';
+import { iso } from '../clock.js';
+import { principalOf } from '../http/guard.js';
+import { NullableTimestamp, responses, Uuid } from '../http/schemas.js';
+import { type Http, security } from '../http/types.js';
+
+const MeResponse = Type.Object(
+  {
+    id: Uuid,
+    username: Type.String(),
+    email: Type.Optional(Type.String({ description: 'Omitted for app tokens, which may ship inside a published app.' })),
+    auth: Type.Object(
+      {
+        type: Type.Union([Type.Literal('user'), Type.Literal('api_token'), Type.Literal('app_token')]),
+        token_id: Type.String({ description: 'The session id for a user token, otherwise the token id.' }),
+        scopes: Type.Array(Type.String(), { description: '`["*"]` for a user token; the chosen scopes of an API token; none for an app token.' }),
+        expires_at: NullableTimestamp,
+      },
+      { additionalProperties: false },
+    ),
+    app: Type.Optional(Type.Object({ id: Uuid, name: Type.String() }, { additionalProperties: false, description: 'Only for app tokens.' })),
+  },
+  { additionalProperties: false },
+);
+
+/** `GET /api/me`: who the caller is and with what credential. */
+export function meRoutes(app: Http): void {
+  app.get('/api/me', {
+    config: { auth: { api: 'any', app: true } },
+    schema: {
+      tags: ['me'],
+      summary: 'The caller and the credential in use',
+      security: [security.user, security.api(), security.app],
+      response: responses({ 200: MeResponse }, 'unauthorized', 'invalid_token', 'validation_failed'),
+    },
+    handler: async (request) => {
+      const p = principalOf(request);
+      return {
+        id: p.user.id,
+        username: p.user.username,
+        // An app token may ship inside a published game: it must not reveal its owner's email.
+        ...(p.type === 'app_token' ? {} : { email: p.user.email }),
+        auth: { type: p.type, token_id: p.credentialId, scopes: [...p.scopes], expires_at: p.expiresAt === null ? null : iso(p.expiresAt) },
+        ...(p.app ? { app: { id: p.app.id, name: p.app.name } } : {}),
+      };
+    },
+  });
+}

@@ -1,0 +1,85 @@
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import cluster from 'node:cluster';
+import { RateLimiterCluster, RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { ProblemError } from '../errors.js';
+import { POLICY_NAMES, type PolicyName, type Quota, type RateLimitConfig } from './policies.js';
+
+/** The outcome of one check, enough to write the RateLimit headers. */
+export interface Decision {
+  readonly policy: PolicyName;
+  readonly quota: number;
+  readonly windowSeconds: number;
+  readonly remaining: number;
+  /** Seconds until the window resets. */
+  readonly resetSeconds: number;
+  readonly allowed: boolean;
+}
+
+/**
+ * Policies whose counters must be shared for the limit to mean anything: if Redis is unreachable,
+ * login and signup fail closed (503) rather than let a brute force run against per-instance counters.
+ */
+const FAIL_CLOSED: ReadonlySet<PolicyName> = new Set(['login-address', 'login-email', 'signup-address', 'signup-email']);
+
+/** Emails are hashed before they become counter keys: Redis holds no personal data. */
+export const emailKey = (email: string): string => createHash('sha256').update(email.trim().toLowerCase()).digest('base64url').slice(0, 22);
+
+/**
+ * Fixed-window counters per policy (rate-limiter-flexible, atomic in every store): in Redis when
+ * configured (one Lua call per check), else in the cluster primary when this process is a
+ * `serve --workers` worker (one IPC round trip), else in process. With Redis, the credential and
+ * address limits fall back to a per-instance counter while Redis is unreachable.
+ */
+export class RateLimiter {
+  private readonly limiters = new Map<PolicyName, { limiter: RateLimiterAbstract; quota: Quota }>();
+
+  constructor(config: RateLimitConfig, redis: Redis | null, redisPrefix = 'rz:') {
+    for (const policy of POLICY_NAMES) {
+      const quota = config[policy];
+      if (!quota) continue;
+      const options = { keyPrefix: `${redisPrefix}rl:${policy}`, points: quota.quota, duration: quota.windowSeconds };
+      const limiter = redis
+        ? new RateLimiterRedis({
+            ...options,
+            storeClient: redis,
+            rejectIfRedisNotReady: true,
+            ...(FAIL_CLOSED.has(policy) ? {} : { insuranceLimiter: new RateLimiterMemory(options) }),
+          })
+        : cluster.isWorker
+          ? new RateLimiterCluster({ ...options, timeoutMs: 2000 })
+          : new RateLimiterMemory(options);
+      this.limiters.set(policy, { limiter, quota });
+    }
+  }
+
+  enabled(policy: PolicyName): boolean {
+    return this.limiters.has(policy);
+  }
+
+  /** Counts one request against `key`; null when the policy is off. */
+  async consume(policy: PolicyName, key: string): Promise<Decision | null> {
+    const entry = this.limiters.get(policy);
+    if (!entry) return null;
+    let result: RateLimiterRes;
+    let allowed = true;
+    try {
+      result = await entry.limiter.consume(key);
+    } catch (error) {
+      // rate-limiter-flexible rejects with a RateLimiterRes when the quota is spent, an Error when the store fails.
+      if (!(error instanceof RateLimiterRes)) {
+        throw new ProblemError('unavailable', { detail: 'Rate limiting is unavailable right now. Retry shortly.', headers: { 'retry-after': '5' } });
+      }
+      result = error;
+      allowed = false;
+    }
+    return {
+      policy,
+      quota: entry.quota.quota,
+      windowSeconds: entry.quota.windowSeconds,
+      remaining: Math.max(0, result.remainingPoints),
+      resetSeconds: Math.max(1, Math.ceil(result.msBeforeNext / 1000)),
+      allowed,
+    };
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * The rate-limit policies, their environment variables and defaults. Each is `<requests>/<seconds>`
+ * or `off`; `RATE_LIMITS=off` turns every one off.
+ */
+export const POLICIES = {
+  credential: {
+    env: 'RATE_LIMIT_CREDENTIAL',
+    fallback: '1200/60',
+    description: 'Authenticated requests, per user for user tokens and per token for API and app tokens.',
+  },
+  address: {
+    env: 'RATE_LIMIT_ADDRESS',
+    fallback: '300/60',
+    description: 'Unauthenticated requests and requests with an invalid token, per client address (IPv6 per /64).',
+  },
+  'login-address': { env: 'RATE_LIMIT_LOGIN_ADDRESS', fallback: '20/60', description: 'Login attempts per client address.' },
+  'login-email': {
+    env: 'RATE_LIMIT_LOGIN_EMAIL',
+    fallback: '10/600',
+    description: 'Login attempts per submitted email, whether or not the account exists.',
+  },
+  'signup-address': { env: 'RATE_LIMIT_SIGNUP_ADDRESS', fallback: '10/3600', description: 'Signups per client address.' },
+  'signup-email': { env: 'RATE_LIMIT_SIGNUP_EMAIL', fallback: '5/3600', description: 'Signups per submitted email.' },
+} as const;
+
+export type PolicyName = keyof typeof POLICIES;
+
+export const POLICY_NAMES = Object.keys(POLICIES) as PolicyName[];
+
+/** A quota of requests per window; null when the policy is off. */
+export interface Quota {
+  readonly quota: number;
+  readonly windowSeconds: number;
+}
+
+export type RateLimitConfig = Readonly<Record<PolicyName, Quota | null>>;

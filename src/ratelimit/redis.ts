@@ -1,0 +1,42 @@
+import type { Redis } from 'ioredis';
+
+/**
+ * The shared Redis connection. Commands fail fast while it is down (no offline queue), so callers
+ * can fall back or fail closed instead of hanging; ioredis keeps reconnecting in the background.
+ */
+export async function connectRedis(url: string, onError: (error: unknown) => void): Promise<Redis> {
+  // Loaded only when REDIS_URL is set: a single instance does not carry the client in memory.
+  const { Redis } = await import('ioredis');
+  const redis = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2000,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+  });
+  let reported = false;
+  redis.on('error', (error) => {
+    // One report per outage, not one per reconnect attempt.
+    if (!reported) onError(error);
+    reported = true;
+  });
+  redis.on('ready', () => {
+    reported = false;
+  });
+  return redis;
+}
+
+/** Waits until the connection is ready, up to `timeoutMs`; false if it is not ready by then. */
+export function redisReady(redis: Redis, timeoutMs: number): Promise<boolean> {
+  if (redis.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      redis.off('ready', onReady);
+      resolve(false);
+    }, timeoutMs);
+    const onReady = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    redis.once('ready', onReady);
+  });
+}

@@ -1,0 +1,63 @@
+import type { FastifyInstance } from 'fastify';
+import { createApp } from './app.js';
+import type { Config } from './config.js';
+import { createServices, type Services } from './services.js';
+
+export interface RunningServer {
+  readonly app: FastifyInstance;
+  readonly services: Services;
+  /** The address actually bound (useful with PORT=0). */
+  readonly url: string;
+  /** Stops accepting connections, finishes in-flight requests, flushes and closes the store. */
+  close(): Promise<void>;
+}
+
+/** Starts rz-auth: services, HTTP app, listen. */
+export async function startServer(config: Config): Promise<RunningServer> {
+  let app: FastifyInstance | undefined;
+  const services = await createServices(config, {
+    onError: (error, context) => app?.log.error({ err: error }, context),
+  });
+  try {
+    app = await createApp(services);
+    const url = await app.listen({ port: config.port, host: config.host });
+    const running = app;
+    return {
+      app: running,
+      services,
+      url,
+      async close() {
+        await running.close();
+        await services.close();
+      },
+    };
+  } catch (error) {
+    await app?.close();
+    await services.close();
+    throw error;
+  }
+}
+
+/** Closes gracefully on SIGTERM or SIGINT; a second signal exits at once. */
+export function closeOnSignals(server: RunningServer): void {
+  let closing = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (closing) process.exit(1);
+    closing = true;
+    server.app.log.info({ signal }, 'shutting down');
+    // In-flight requests get SHUTDOWN_TIMEOUT_MS to finish; then the process goes anyway.
+    setTimeout(() => {
+      server.app.log.error('shutdown timed out');
+      process.exit(1);
+    }, server.services.config.shutdownTimeoutMs).unref();
+    server.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        server.app.log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}

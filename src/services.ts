@@ -1,0 +1,138 @@
+import type { Redis } from 'ioredis';
+import { AppService } from './apps/service.js';
+import { AppStore } from './apps/store.js';
+import { Authenticator } from './auth/authenticator.js';
+import { UserTokens } from './auth/jwt.js';
+import { AccountService } from './auth/service.js';
+import { ChangeFeed } from './changes/feed.js';
+import { type ChangeSource, postgresSource, redisSource, sqliteSource } from './changes/sources.js';
+import { ChangeStore } from './changes/store.js';
+import { type Clock, systemClock } from './clock.js';
+import type { Config } from './config.js';
+import { type Database, openDatabase } from './db/database.js';
+import { migrateToLatest } from './db/migrate.js';
+import { KeyRing } from './keys/service.js';
+import { RateLimiter } from './ratelimit/limiter.js';
+import { connectRedis, redisReady } from './ratelimit/redis.js';
+import { KeyStore } from './keys/store.js';
+import { SessionStore } from './sessions/store.js';
+import { TokenService } from './tokens/service.js';
+import { TokenStore } from './tokens/store.js';
+import { UsageRecorder } from './tokens/usage.js';
+import { PasswordHasher } from './users/hasher.js';
+import { loadBlocklist } from './users/password-policy.js';
+import { UserService } from './users/service.js';
+import { UserStore } from './users/store.js';
+
+/** Everything the HTTP layer and the CLI call. Built once per process from the configuration. */
+export interface Services {
+  readonly config: Config;
+  readonly clock: Clock;
+  readonly database: Database;
+  readonly users: UserService;
+  readonly accounts: AccountService;
+  readonly tokens: TokenService;
+  readonly apps: AppService;
+  readonly keys: KeyRing;
+  readonly authenticator: Authenticator;
+  readonly feed: ChangeFeed;
+  readonly rateLimiter: RateLimiter;
+  /** The shared Redis connection, when REDIS_URL is set. */
+  readonly redis: Redis | null;
+  /** Flushes pending writes and closes connections. */
+  close(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  readonly clock?: Clock;
+  /** Where background failures (e.g. a failed usage flush) are reported. */
+  readonly onError?: (error: unknown, context: string) => void;
+}
+
+/** Opens the store, runs migrations, loads keys and wires the services together. */
+export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
+  const clock = options.clock ?? systemClock;
+  const onError = options.onError ?? (() => {});
+  const database = await openDatabase(config.database);
+  const redis = config.redisUrl ? await connectRedis(config.redisUrl, (error) => onError(error, 'redis')) : null;
+  try {
+    await migrateToLatest(database.db);
+    // Start with shared counters if Redis comes up in time; otherwise run degraded (see RateLimiter).
+    if (redis && !(await redisReady(redis, 5000))) onError(new Error(`Redis at REDIS_URL is not reachable yet`), 'redis');
+    return await wire(config, { database, redis, clock, onError });
+  } catch (error) {
+    redis?.disconnect();
+    await database.close();
+    throw error;
+  }
+}
+
+/** Redis when configured (shared by every instance); otherwise what the database itself offers. */
+function changeSource(database: Database, redis: Redis | null, redisPrefix: string): ChangeSource {
+  const store = new ChangeStore(database.db);
+  if (redis) return redisSource(redis, redisPrefix);
+  return database.dataVersion ? sqliteSource(store, database.dataVersion) : postgresSource(store);
+}
+
+interface Infrastructure {
+  readonly database: Database;
+  readonly redis: Redis | null;
+  readonly clock: Clock;
+  readonly onError: NonNullable<ServiceOptions['onError']>;
+}
+
+async function wire(config: Config, { database, redis, clock, onError }: Infrastructure): Promise<Services> {
+  const { db } = database;
+  const tokenStore = new TokenStore(db);
+  const sessionStore = new SessionStore(db);
+  const userStore = new UserStore(db);
+  const feed = new ChangeFeed(changeSource(database, redis, config.redisPrefix), (error) => onError(error, 'change feed'));
+  await feed.start();
+
+  // Tokens signed by a retired key stay verifiable for one token lifetime plus a minute of skew.
+  const keys = new KeyRing(new KeyStore(db), feed, clock, (config.jwt.ttlSeconds + 60) * 1000);
+  await keys.load();
+  const userTokens = new UserTokens(keys, config.jwt);
+
+  const { passwords } = config;
+  const hasher = new PasswordHasher(passwords.argon2, passwords.hashConcurrency, passwords.hashQueueLimit);
+  const usage = new UsageRecorder(tokenStore, config.usageFlushMs, (error) => onError(error, 'last-used flush'));
+  usage.start();
+
+  const users = new UserService(userStore, hasher, feed, clock, { minLength: passwords.minLength, blocklist: loadBlocklist() });
+  const authenticator = new Authenticator({ tokens: tokenStore, sessions: sessionStore, users: userStore, userTokens, usage, clock });
+  feed.subscribe(async (change) => {
+    // New keys first, then drop cached verifications, so nothing is re-cached under the old keys.
+    if (change.kind === 'keys' || change.kind === 'reset') await keys.reload();
+    authenticator.forget(change);
+  });
+
+  return {
+    config,
+    clock,
+    database,
+    users,
+    accounts: new AccountService({
+      users,
+      userStore,
+      sessions: sessionStore,
+      hasher,
+      userTokens,
+      feed,
+      clock,
+      signupEnabled: config.signupEnabled,
+    }),
+    tokens: new TokenService(tokenStore, usage, feed, clock),
+    apps: new AppService(new AppStore(db), feed, clock),
+    keys,
+    authenticator,
+    feed,
+    rateLimiter: new RateLimiter(config.rateLimits, redis, config.redisPrefix),
+    redis,
+    async close() {
+      await usage.stop();
+      await redis?.quit().catch(() => redis.disconnect());
+      await database.close();
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import type { Kysely } from 'kysely';
+import { recordChange } from '../changes/store.js';
+import type { Tables } from '../db/tables.js';
+
+/** The server side of a user token: one per login, revoked at logout. */
+export interface Session {
+  readonly id: string;
+  readonly userId: string;
+  readonly createdAt: string;
+  readonly expiresAt: string;
+  readonly revokedAt: string | null;
+}
+
+/** SQL for sessions. */
+export class SessionStore {
+  constructor(private readonly db: Kysely<Tables>) {}
+
+  async insert(session: Omit<Session, 'revokedAt'>): Promise<void> {
+    await this.db
+      .insertInto('sessions')
+      .values({ id: session.id, user_id: session.userId, created_at: session.createdAt, expires_at: session.expiresAt })
+      .execute();
+  }
+
+  async findById(id: string): Promise<Session | undefined> {
+    const row = await this.db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+    return (
+      row && { id: row.id, userId: row.user_id, createdAt: row.created_at, expiresAt: row.expires_at, revokedAt: row.revoked_at }
+    );
+  }
+
+  /** Revokes an active session; false if it was already revoked or does not exist. */
+  async revoke(id: string, at: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx
+        .updateTable('sessions')
+        .set({ revoked_at: at })
+        .where('id', '=', id)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+      if (result.numUpdatedRows === 0n) return false;
+      await recordChange(trx, 'session', id, at);
+      return true;
+    });
+  }
+
+  /** Removes sessions that expired before `before`; they can never be used again. */
+  async deleteExpired(before: string): Promise<void> {
+    await this.db.deleteFrom('sessions').where('expires_at', '<', before).execute();
+  }
+}

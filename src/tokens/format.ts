@@ -1,0 +1,75 @@
+import { hash, randomBytes } from 'node:crypto';
+import { crc32 } from 'node:zlib';
+
+/** The two opaque token types and their prefixes. */
+export type TokenKind = 'api' | 'app';
+
+export const PREFIX: Readonly<Record<TokenKind, string>> = { api: 'rz_', app: 'rza_' };
+
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+/** 43 base62 characters carry 43 × log2(62) ≈ 256.03 bits. */
+const BODY_LENGTH = 43;
+/** 62^6 > 2^32, so six characters hold any CRC32. */
+const CHECKSUM_LENGTH = 6;
+const SHAPE: Readonly<Record<TokenKind, RegExp>> = {
+  api: /^rz_[0-9A-Za-z]{49}$/,
+  app: /^rza_[0-9A-Za-z]{49}$/,
+};
+
+function base62(value: number, width: number): string {
+  let out = '';
+  let rest = value;
+  for (let i = 0; i < width; i++) {
+    out = ALPHABET[rest % 62] + out;
+    rest = Math.floor(rest / 62);
+  }
+  return out;
+}
+
+/** CRC32 over prefix + body, so a relabelled `rz_` → `rza_` token fails the check. */
+function checksum(prefixAndBody: string): string {
+  return base62(crc32(prefixAndBody), CHECKSUM_LENGTH);
+}
+
+/** Uniform base62 characters from the CSPRNG, by rejection sampling (no modulo bias). */
+function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      // 248 = 4 × 62: bytes at or above it would bias the first characters of the alphabet.
+      if (byte < 248 && out.length < length) out += ALPHABET[byte % 62];
+    }
+  }
+  return out;
+}
+
+/** A new token value of the given kind: prefix + 43 random base62 + 6 base62 CRC32. */
+export function generateToken(kind: TokenKind): string {
+  const head = PREFIX[kind] + randomBase62(BODY_LENGTH);
+  return head + checksum(head);
+}
+
+/**
+ * The kind of a well-formed token, or null. Checks shape and checksum offline, so strings that are
+ * not tokens never reach storage.
+ */
+export function tokenKind(value: string): TokenKind | null {
+  const kind: TokenKind | null = SHAPE.api.test(value) ? 'api' : SHAPE.app.test(value) ? 'app' : null;
+  if (kind === null) return null;
+  const split = value.length - CHECKSUM_LENGTH;
+  return checksum(value.slice(0, split)) === value.slice(split) ? kind : null;
+}
+
+/**
+ * The stored form of a token. A plain SHA-256 is enough: the value has 256 random bits, so it
+ * cannot be guessed from its digest, and lookups by digest reveal nothing through timing.
+ */
+export function tokenDigest(value: string): string {
+  // One-shot crypto.hash: no Hash object per call, on the hot path of every token request.
+  return hash('sha256', value, 'hex');
+}
+
+/** What lists show instead of the value: the prefix and the last four characters. */
+export function tokenHint(value: string, kind: TokenKind): string {
+  return PREFIX[kind] + value.slice(-4);
+}

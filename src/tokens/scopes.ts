@@ -1,0 +1,10 @@
+/** The API token scope catalogue. A token gets only the scopes chosen at creation. */
+export const SCOPES = ['apps:read', 'apps:write', 'tokens:read'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** What each scope grants, for the OpenAPI document and the Developers page. */
+export const SCOPE_DESCRIPTIONS: Readonly<Record<Scope, string>> = {
+  'apps:read': 'List and read your apps (GET /api/apps, GET /api/apps/{id}).',
+  'apps:write': 'Register and delete your apps and issue app tokens (POST /api/apps, DELETE /api/apps/{id}, POST /api/apps/{id}/tokens).',
+  'tokens:read': 'List your API tokens (GET /api/tokens).',
+};

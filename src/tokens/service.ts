@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import type { ChangeFeed } from '../changes/feed.js';
+import { type Clock, iso } from '../clock.js';
+import { notFound, validationFailed, type FieldError } from '../errors.js';
+import { isUuid } from '../lib/ids.js';
+import { cleanLabel } from '../lib/text.js';
+import { generateToken, tokenDigest, tokenHint, type TokenKind } from './format.js';
+import type { Scope } from './scopes.js';
+import type { NewToken, TokenRecord, TokenStore } from './store.js';
+import type { UsageRecorder } from './usage.js';
+
+/** A freshly minted token: the value (shown once) and the record to store. */
+export interface MintedToken {
+  readonly value: string;
+  readonly record: NewToken;
+}
+
+/** Creates a token value and its stored record; the value itself is never stored. */
+export function mintToken(
+  kind: TokenKind,
+  fields: { userId: string; appId: string | null; name: string; scopes: readonly string[]; createdAt: string; expiresAt: string | null },
+): MintedToken {
+  const value = generateToken(kind);
+  return {
+    value,
+    record: { id: randomUUID(), kind, digest: tokenDigest(value), hint: tokenHint(value, kind), ...fields },
+  };
+}
+
+export interface CreateApiTokenInput {
+  readonly name: string;
+  readonly scopes?: readonly Scope[] | undefined;
+  readonly expires_at?: string | undefined;
+}
+
+/** Rules for API tokens. */
+export class TokenService {
+  constructor(
+    private readonly store: TokenStore,
+    private readonly usage: UsageRecorder,
+    private readonly feed: ChangeFeed,
+    private readonly clock: Clock,
+  ) {}
+
+  async createApiToken(userId: string, input: CreateApiTokenInput): Promise<{ value: string; token: TokenRecord }> {
+    const now = this.clock.now();
+    const errors: FieldError[] = [];
+    const name = cleanLabel(input.name, 'name', 100);
+    if (typeof name !== 'string') errors.push(name);
+    const expiresAt = input.expires_at === undefined ? null : Date.parse(input.expires_at);
+    if (expiresAt !== null && !(expiresAt > now)) errors.push({ field: 'expires_at', message: 'must be in the future' });
+    if (typeof name !== 'string' || errors.length > 0) throw validationFailed(errors);
+
+    const { value, record } = mintToken('api', {
+      userId,
+      appId: null,
+      name,
+      scopes: [...new Set(input.scopes ?? [])].sort(),
+      createdAt: iso(now),
+      expiresAt: expiresAt === null ? null : iso(expiresAt),
+    });
+    await this.store.insert(record);
+    return { value, token: { ...record, lastUsedAt: null } };
+  }
+
+  /** The caller's active API tokens, newest first, with this instance's unflushed last uses. */
+  async listApiTokens(userId: string): Promise<TokenRecord[]> {
+    const tokens = await this.store.listActive(userId, 'api', iso(this.clock.now()));
+    return tokens.map((t) => {
+      const pending = this.usage.pendingUse(t.id);
+      return pending !== null && (t.lastUsedAt === null || pending > t.lastUsedAt) ? { ...t, lastUsedAt: pending } : t;
+    });
+  }
+
+  /**
+   * Revokes an API token of the caller, or an app token of one of their apps. Someone else's token
+   * is reported as not found, exactly like a missing one.
+   */
+  async revoke(userId: string, tokenId: string): Promise<void> {
+    if (!isUuid(tokenId)) throw notFound();
+    if (!(await this.store.revoke(tokenId, userId, iso(this.clock.now())))) throw notFound();
+    await this.feed.committed('token', tokenId);
+  }
+}

@@ -1,0 +1,179 @@
+import type { Kysely, Transaction } from 'kysely';
+import { recordChange } from '../changes/store.js';
+import type { Tables, TokensTable } from '../db/tables.js';
+import type { TokenKind } from './format.js';
+
+/** An API or app token as stored: never its value, only its digest and hint. */
+export interface TokenRecord {
+  readonly id: string;
+  readonly kind: TokenKind;
+  readonly userId: string;
+  readonly appId: string | null;
+  readonly name: string;
+  readonly scopes: readonly string[];
+  readonly hint: string;
+  readonly createdAt: string;
+  readonly expiresAt: string | null;
+  readonly lastUsedAt: string | null;
+}
+
+export interface NewToken extends Omit<TokenRecord, 'lastUsedAt'> {
+  readonly digest: string;
+}
+
+/** What authenticating a token needs in one read: the token, its owner and its app. */
+export interface TokenLookup {
+  readonly token: TokenRecord;
+  readonly revoked: boolean;
+  readonly owner: { readonly id: string; readonly username: string; readonly email: string };
+  readonly app: { readonly id: string; readonly name: string } | null;
+}
+
+type TokenRow = Pick<TokensTable, 'id' | 'kind' | 'user_id' | 'app_id' | 'name' | 'scopes' | 'hint' | 'created_at' | 'expires_at' | 'last_used_at'>;
+
+const TOKEN_COLUMNS = [
+  'tokens.id',
+  'tokens.kind',
+  'tokens.user_id',
+  'tokens.app_id',
+  'tokens.name',
+  'tokens.scopes',
+  'tokens.hint',
+  'tokens.created_at',
+  'tokens.expires_at',
+  'tokens.last_used_at',
+] as const;
+
+function toRecord(row: TokenRow): TokenRecord {
+  return {
+    id: row.id,
+    kind: row.kind,
+    userId: row.user_id,
+    appId: row.app_id,
+    name: row.name,
+    scopes: JSON.parse(row.scopes) as string[],
+    hint: row.hint,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    lastUsedAt: row.last_used_at,
+  };
+}
+
+/** Inserts a token inside the caller's transaction. */
+export async function insertToken(trx: Kysely<Tables> | Transaction<Tables>, token: NewToken): Promise<void> {
+  await trx
+    .insertInto('tokens')
+    .values({
+      id: token.id,
+      kind: token.kind,
+      user_id: token.userId,
+      app_id: token.appId,
+      name: token.name,
+      scopes: JSON.stringify(token.scopes),
+      digest: token.digest,
+      hint: token.hint,
+      created_at: token.createdAt,
+      expires_at: token.expiresAt,
+    })
+    .execute();
+}
+
+/** SQL for API and app tokens. */
+export class TokenStore {
+  private batch: Array<{ token: NewToken; resolve: () => void; reject: (error: unknown) => void }> = [];
+
+  constructor(private readonly db: Kysely<Tables>) {}
+
+  /**
+   * Inserts a token. Inserts that arrive in the same turn of the event loop share one transaction
+   * (group commit): one write of the shared pages instead of one per token. Each caller's promise
+   * settles only after the commit, so a token is durable before its creation is answered; if the
+   * shared transaction fails, each insert is retried alone so one bad row fails only its caller.
+   */
+  insert(token: NewToken): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.batch.push({ token, resolve, reject });
+      if (this.batch.length === 1) setImmediate(() => void this.commitBatch());
+    });
+  }
+
+  private async commitBatch(): Promise<void> {
+    const batch = this.batch;
+    this.batch = [];
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        for (const { token } of batch) await insertToken(trx, token);
+      });
+      for (const entry of batch) entry.resolve();
+    } catch {
+      for (const entry of batch) insertToken(this.db, entry.token).then(entry.resolve, entry.reject);
+    }
+  }
+
+  async findByDigest(digest: string): Promise<TokenLookup | undefined> {
+    const row = await this.db
+      .selectFrom('tokens')
+      .innerJoin('users', 'users.id', 'tokens.user_id')
+      .leftJoin('apps', 'apps.id', 'tokens.app_id')
+      .select(TOKEN_COLUMNS)
+      .select(['tokens.revoked_at', 'users.username', 'users.email', 'apps.name as app_name'])
+      .where('digest', '=', digest)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return {
+      token: toRecord(row),
+      revoked: row.revoked_at !== null,
+      owner: { id: row.user_id, username: row.username, email: row.email },
+      app: row.app_id !== null && row.app_name !== null ? { id: row.app_id, name: row.app_name } : null,
+    };
+  }
+
+  /** Active (unrevoked, unexpired) tokens of a kind owned by a user, newest first. */
+  async listActive(userId: string, kind: TokenKind, now: string): Promise<TokenRecord[]> {
+    const rows = await this.db
+      .selectFrom('tokens')
+      .select(TOKEN_COLUMNS)
+      .where('user_id', '=', userId)
+      .where('kind', '=', kind)
+      .where('revoked_at', 'is', null)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+      .orderBy('tokens.created_at', 'desc')
+      .orderBy('tokens.id', 'desc')
+      .execute();
+    return rows.map(toRecord);
+  }
+
+  /**
+   * Revokes a token owned by `userId` (an API token, or an app token of one of their apps).
+   * False when it does not exist, belongs to someone else or is already revoked.
+   */
+  async revoke(id: string, userId: string, at: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx
+        .updateTable('tokens')
+        .set({ revoked_at: at })
+        .where('id', '=', id)
+        .where('user_id', '=', userId)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+      if (result.numUpdatedRows === 0n) return false;
+      await recordChange(trx, 'token', id, at);
+      return true;
+    });
+  }
+
+  /** Writes coalesced last-use times in one transaction; never moves a time backwards. */
+  async recordUsage(uses: ReadonlyMap<string, string>): Promise<void> {
+    if (uses.size === 0) return;
+    await this.db.transaction().execute(async (trx) => {
+      for (const [id, at] of uses) {
+        await trx
+          .updateTable('tokens')
+          .set({ last_used_at: at })
+          .where('id', '=', id)
+          .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
+          .execute();
+      }
+    });
+  }
+}

@@ -1,0 +1,76 @@
+import { randomUUID } from 'node:crypto';
+import type { ChangeFeed } from '../changes/feed.js';
+import { type Clock, iso } from '../clock.js';
+import { conflict, type FieldError, validationFailed } from '../errors.js';
+import { isUniqueViolation } from '../db/dialect.js';
+import type { PasswordHasher } from './hasher.js';
+import { checkPassword, normalizePassword } from './password-policy.js';
+import type { User, UserStore } from './store.js';
+
+export interface NewUserInput {
+  readonly email: string;
+  readonly username: string;
+  readonly password: string;
+}
+
+const USERNAME = /^[A-Za-z0-9_-]{3,39}$/;
+/** Plausible, not RFC 5322-complete: one @, a dot in the domain, no spaces or controls. */
+const EMAIL = /^[^\s@\u0000-\u001f\u007f]{1,64}@[^\s@\u0000-\u001f\u007f.]+(\.[^\s@\u0000-\u001f\u007f.]+)+$/;
+
+/** Emails compare trimmed and lower-cased everywhere (signup, login, CLI). */
+export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
+
+/** Rules for accounts, shared by signup and the CLI. */
+export class UserService {
+  constructor(
+    private readonly store: UserStore,
+    private readonly hasher: PasswordHasher,
+    private readonly feed: ChangeFeed,
+    private readonly clock: Clock,
+    private readonly policy: { minLength: number; blocklist: { has(value: string): boolean } },
+  ) {}
+
+  /** Validates, hashes and stores a new account. @throws validation_failed or conflict */
+  async create(input: NewUserInput): Promise<User> {
+    const email = normalizeEmail(input.email);
+    const username = input.username;
+    const password = normalizePassword(input.password);
+    const errors: FieldError[] = [];
+    if (email.length > 254 || !EMAIL.test(email)) errors.push({ field: 'email', message: 'must be a valid email address' });
+    if (!USERNAME.test(username)) {
+      errors.push({ field: 'username', message: 'must be 3 to 39 characters of letters, digits, - and _' });
+    }
+    const passwordError = checkPassword(password, { ...this.policy, email, username });
+    if (passwordError) errors.push(passwordError);
+    if (errors.length > 0) throw validationFailed(errors);
+
+    await this.assertAvailable(email, username);
+    const user = { id: randomUUID(), email, username, createdAt: iso(this.clock.now()) };
+    const passwordHash = await this.hasher.hash(password);
+    try {
+      await this.store.insert({ ...user, passwordHash });
+    } catch (error) {
+      // A concurrent signup took the email or username between the check and the insert.
+      if (isUniqueViolation(error)) await this.assertAvailable(email, username);
+      throw error;
+    }
+    return user;
+  }
+
+  list(): Promise<User[]> {
+    return this.store.list();
+  }
+
+  /** Deletes an account with everything it owns; its tokens stop working on the next request. */
+  async delete(id: string): Promise<boolean> {
+    const deleted = await this.store.delete(id, iso(this.clock.now()));
+    if (deleted) await this.feed.committed('user', id);
+    return deleted;
+  }
+
+  private async assertAvailable(email: string, username: string): Promise<void> {
+    const taken = await this.store.findTaken(email, username);
+    if (taken.email) throw conflict('An account with this email already exists.', 'email');
+    if (taken.username) throw conflict('This username is taken.', 'username');
+  }
+}

@@ -1,0 +1,83 @@
+import type { Kysely } from 'kysely';
+import { recordChange } from '../changes/store.js';
+import type { Tables } from '../db/tables.js';
+
+/** A user as the rest of the service sees it. */
+export interface User {
+  readonly id: string;
+  readonly email: string;
+  readonly username: string;
+  readonly createdAt: string;
+}
+
+export interface UserWithHash extends User {
+  readonly passwordHash: string;
+}
+
+const COLUMNS = ['id', 'email', 'username', 'created_at', 'password_hash'] as const;
+
+function toUser(row: { id: string; email: string; username: string; created_at: string; password_hash: string }): UserWithHash {
+  return { id: row.id, email: row.email, username: row.username, createdAt: row.created_at, passwordHash: row.password_hash };
+}
+
+/** SQL for users. */
+export class UserStore {
+  constructor(private readonly db: Kysely<Tables>) {}
+
+  /** @throws a unique violation when the email or (case-insensitive) username is taken. */
+  async insert(user: UserWithHash): Promise<void> {
+    await this.db
+      .insertInto('users')
+      .values({
+        id: user.id,
+        email: user.email,
+        username: user.username,
+        username_key: user.username.toLowerCase(),
+        password_hash: user.passwordHash,
+        created_at: user.createdAt,
+      })
+      .execute();
+  }
+
+  async findByEmail(email: string): Promise<UserWithHash | undefined> {
+    const row = await this.db.selectFrom('users').select(COLUMNS).where('email', '=', email).executeTakeFirst();
+    return row && toUser(row);
+  }
+
+  async findById(id: string): Promise<UserWithHash | undefined> {
+    const row = await this.db.selectFrom('users').select(COLUMNS).where('id', '=', id).executeTakeFirst();
+    return row && toUser(row);
+  }
+
+  /** Which of the two unique fields are already taken. */
+  async findTaken(email: string, username: string): Promise<{ email: boolean; username: boolean }> {
+    const rows = await this.db
+      .selectFrom('users')
+      .select(['email', 'username_key'])
+      .where((eb) => eb.or([eb('email', '=', email), eb('username_key', '=', username.toLowerCase())]))
+      .execute();
+    return {
+      email: rows.some((r) => r.email === email),
+      username: rows.some((r) => r.username_key === username.toLowerCase()),
+    };
+  }
+
+  async list(): Promise<User[]> {
+    const rows = await this.db.selectFrom('users').select(COLUMNS).orderBy('created_at').execute();
+    return rows.map(toUser);
+  }
+
+  async updatePasswordHash(id: string, passwordHash: string): Promise<void> {
+    await this.db.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', id).execute();
+  }
+
+  /** Deletes the user; sessions, apps and tokens go with it (foreign keys cascade). */
+  async delete(id: string, at: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx.deleteFrom('users').where('id', '=', id).executeTakeFirst();
+      if (result.numDeletedRows === 0n) return false;
+      await recordChange(trx, 'user', id, at);
+      return true;
+    });
+  }
+}

@@ -1,0 +1,96 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { extname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+/** Where `npm run build` writes the page (web/build.js): the same place from src/ and from dist/. */
+export const PUBLIC_DIR = fileURLToPath(new URL('../../dist/public/', import.meta.url));
+
+/** The page's address; `/` redirects here. */
+export const PAGE_PATH = '/developers';
+
+/**
+ * The page's own scripts and styles and nothing else: no inline script or style, no other origin,
+ * no framing, no form posts (the forms are sent by script), and Trusted Types so that no string
+ * can ever be parsed as HTML, even by a bug in the page.
+ */
+export const PAGE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  "require-trusted-types-for 'script'",
+  "trusted-types 'none'",
+].join('; ');
+
+const TYPES: Readonly<Record<string, string>> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+};
+
+interface Asset {
+  readonly body: Buffer;
+  readonly type: string;
+  readonly etag: string;
+}
+
+/** Every servable file under `dir`, keyed by its path relative to it; null when there is no build. */
+function loadAssets(dir: string): Map<string, Asset> | null {
+  if (!existsSync(join(dir, 'index.html'))) return null;
+  const assets = new Map<string, Asset>();
+  for (const entry of readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
+    const type = TYPES[extname(entry)];
+    if (type === undefined) continue;
+    const body = readFileSync(join(dir, entry));
+    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+    assets.set(entry.split('\\').join('/'), { body, type, etag });
+  }
+  return assets;
+}
+
+/**
+ * Files are small and change only with a deploy: every response may be cached but is revalidated
+ * (ETag), so a new build shows at once and an unchanged one costs a 304.
+ */
+function sendAsset(request: FastifyRequest, reply: FastifyReply, asset: Asset, html: boolean): FastifyReply {
+  reply.header('cache-control', 'no-cache');
+  reply.header('etag', asset.etag);
+  if (html) {
+    reply.header('content-security-policy', PAGE_CSP);
+    reply.header('cross-origin-opener-policy', 'same-origin');
+  }
+  if (request.headers['if-none-match'] === asset.etag) return reply.code(304).send();
+  return reply.type(asset.type).send(asset.body);
+}
+
+const NOT_BUILT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Developers page not built</title></head>
+<body><h1>The Developers page is not built</h1><p>Run <code>npm run build</code> and restart rz-auth.
+The API works without it: see <a href="/docs">/docs</a>.</p></body></html>`;
+
+/**
+ * The Developers page: static files compiled from web/ by `npm run build`, read into memory once.
+ * Without a build (tests from a fresh checkout) the API still starts and the page says how to build.
+ */
+export function developersPage(app: FastifyInstance, dir = PUBLIC_DIR): void {
+  const hide = { schema: { hide: true } };
+  app.get('/', hide, (_request, reply) => reply.redirect(PAGE_PATH, 302));
+  app.get(`${PAGE_PATH}/`, hide, (_request, reply) => reply.redirect(PAGE_PATH, 301));
+  const assets = loadAssets(dir);
+  if (assets === null) {
+    app.log.warn({ dir }, 'Developers page not built: run npm run build');
+    app.get(PAGE_PATH, hide, (_request, reply) => reply.code(503).type('text/html; charset=utf-8').send(NOT_BUILT));
+    return;
+  }
+  for (const [path, asset] of assets) {
+    const html = path === 'index.html';
+    app.get(html ? PAGE_PATH : `${PAGE_PATH}/${path}`, hide, (request, reply) => sendAsset(request, reply, asset, html));
+  }
+}

@@ -1,0 +1,63 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+import { developersPage, PAGE_CSP } from '../../src/web/routes.js';
+
+/** The route module on its own (no browser needed): what it serves from a given build folder. */
+const apps: FastifyInstance[] = [];
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const app of apps.splice(0)) await app.close();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+async function appServing(files: Record<string, string> | null): Promise<FastifyInstance> {
+  const dir = mkdtempSync(join(tmpdir(), 'rz-web-'));
+  dirs.push(dir);
+  for (const [name, text] of Object.entries(files ?? {})) writeFileSync(join(dir, name), text);
+  const app = Fastify({ logger: false });
+  apps.push(app);
+  developersPage(app, dir);
+  await app.ready();
+  return app;
+}
+
+describe('Developers page routes', () => {
+  it('without a build, answers 503 with a page saying how to build it', async () => {
+    const app = await appServing(null);
+    const res = await app.inject({ method: 'GET', url: '/developers' });
+    expect(res.statusCode).toBe(503);
+    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(res.body).toContain('npm run build');
+  });
+
+  it('serves the built files with their content types, the page CSP on the HTML, and ETag revalidation', async () => {
+    const app = await appServing({ 'index.html': '<!doctype html><title>x</title>', 'main.js': 'export {};', 'style.css': 'body{}', 'notes.txt': 'not served' });
+    const page = await app.inject({ method: 'GET', url: '/developers' });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-security-policy']).toBe(PAGE_CSP);
+    expect(page.headers['cache-control']).toBe('no-cache');
+    const etag = String(page.headers.etag);
+    expect((await app.inject({ method: 'GET', url: '/developers', headers: { 'if-none-match': etag } })).statusCode).toBe(304);
+    expect((await app.inject({ method: 'HEAD', url: '/developers' })).statusCode).toBe(200);
+
+    const script = await app.inject({ method: 'GET', url: '/developers/main.js' });
+    expect(script.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect((await app.inject({ method: 'GET', url: '/developers/style.css' })).headers['content-type']).toBe('text/css; charset=utf-8');
+    // Only known web file types are served, and index.html only at the page's own address.
+    expect((await app.inject({ method: 'GET', url: '/developers/notes.txt' })).statusCode).toBe(404);
+    expect((await app.inject({ method: 'GET', url: '/developers/index.html' })).statusCode).toBe(404);
+  });
+
+  it('redirects / and /developers/ to /developers', async () => {
+    const app = await appServing({ 'index.html': '<!doctype html>' });
+    const root = await app.inject({ method: 'GET', url: '/' });
+    expect(root.statusCode).toBe(302);
+    expect(root.headers.location).toBe('/developers');
+    const slash = await app.inject({ method: 'GET', url: '/developers/' });
+    expect(slash.statusCode).toBe(301);
+    expect(slash.headers.location).toBe('/developers');
+  });
+});

@@ -1,0 +1,196 @@
+import { join } from 'node:path';
+import { decodeProtectedHeader } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PASSWORD } from '../helpers/api.js';
+import { tempDir } from '../helpers/app.js';
+import { request, runCli, type ServerProcess, spawnServer } from '../helpers/server-process.js';
+
+/**
+ * The CLI as a real process, next to a real server on the same SQLite file: what an operator does
+ * to a running service (create or delete users, rotate keys) takes effect on its very next request.
+ */
+
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
+
+// Each CLI command is a fresh Node process: about a second each on a busy box.
+describe('rz-auth CLI', { timeout: 60_000 }, () => {
+  const temp = tempDir();
+  // Rate limits (contract section 6) are tested elsewhere; here they would only cap the request count.
+  const env = { DATABASE_URL: `sqlite:${join(temp.dir, 'rz.db')}`, RATE_LIMITS: 'off' };
+  let server: ServerProcess | undefined;
+  beforeAll(async () => {
+    server = await spawnServer(env);
+  }, 60_000);
+  afterAll(async () => {
+    await server?.stop('SIGKILL');
+    temp.remove();
+  });
+
+  const url = () => server?.url ?? '';
+  const me = async (token: string) => (await request(url(), 'GET', '/api/me', { token })).status;
+  const jwksKids = async () => ((await request(url(), 'GET', '/.well-known/jwks.json')).body as { keys: Array<{ kid: string }> }).keys.map((k) => k.kid);
+  const kidOf = (jwt: string) => decodeProtectedHeader(jwt).kid;
+  async function login(email: string, password = PASSWORD): Promise<{ token: string; user: { id: string } }> {
+    const res = await request(url(), 'POST', '/api/auth/login', { body: { email, password } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return res.body as { token: string; user: { id: string } };
+  }
+  const createUser = (email: string, username: string, stdin = `${PASSWORD}\n`, extra: string[] = []) =>
+    runCli(['users', 'create', '--email', email, '--username', username, ...extra], env, stdin);
+
+  describe('migrate', () => {
+    const fresh = tempDir();
+    afterAll(() => fresh.remove());
+    it('applies the schema to a fresh file, then reports it up to date; exit 0 both times', async () => {
+      const freshEnv = { DATABASE_URL: `sqlite:${join(fresh.dir, 'new.db')}` };
+      const first = await runCli(['migrate'], freshEnv);
+      expect(first, first.stderr).toMatchObject({ code: 0 });
+      expect(first.stdout).toMatch(/^applied: 0001_initial$/m);
+      const again = await runCli(['migrate'], freshEnv);
+      expect(again).toMatchObject({ code: 0, stdout: 'schema is up to date\n' });
+    });
+  });
+
+  describe('users create', () => {
+    it('reads the password from stdin; the user logs in over HTTP to the running server', async () => {
+      const created = await createUser(' Op.Erator@Example.COM ', 'operator');
+      expect(created.code, created.stderr).toBe(0);
+      const user = JSON.parse(created.stdout) as { id: string; email: string; username: string };
+      expect(user).toEqual({ id: expect.stringMatching(UUID), email: 'op.erator@example.com', username: 'operator' });
+      expect(created.stdout + created.stderr).not.toContain(PASSWORD);
+      expect((await login('op.erator@example.com')).user.id).toBe(user.id);
+      const list = await runCli(['users', 'list'], env);
+      expect(list.code).toBe(0);
+      expect(list.stdout).toContain(`${user.id}\top.erator@example.com\toperator\t`);
+    });
+
+    it('refuses a password given as a flag (it would land in shell history and ps)', async () => {
+      const res = await createUser('flag@example.com', 'flag_user', '', ['--password', PASSWORD]);
+      expect(res.code).not.toBe(0);
+      expect(res.stderr).toMatch(/--password/);
+      expect(res.stderr).not.toContain(PASSWORD);
+    });
+
+    it.each([
+      ['a too-short password', 'short@example.com', 'short_pw', 'tiny pass\n', /password: must be at least 15 characters/],
+      ['a common password', 'common@example.com', 'common_pw', '1qaz2wsx3edc4rfv\n', /password: is too common/],
+      ['an empty stdin', 'empty@example.com', 'empty_pw', '', /password: must be at least/],
+      ['an implausible email', 'not-an-email', 'bad_email', `${PASSWORD}\n`, /email: must be a valid email address/],
+      ['a bad username', 'name@example.com', 'no spaces allowed', `${PASSWORD}\n`, /username: must be 3 to 39 characters/],
+    ])('%s: exits 1 with a message naming the field', async (_name, email, username, stdin, message) => {
+      const res = await createUser(email, username, stdin);
+      expect(res.code).toBe(1);
+      expect(res.stderr).toMatch(/^rz-auth: /);
+      expect(res.stderr).toMatch(message);
+    });
+
+    it('none of the refused commands created a user', async () => {
+      const list = await runCli(['users', 'list'], env);
+      expect(list.code).toBe(0);
+      expect(list.stdout.trim().split('\n')).toHaveLength(1);
+    });
+
+    it('a duplicate email exits 1 with a conflict message', async () => {
+      const res = await createUser('OP.ERATOR@example.com', 'someone_else');
+      expect(res.code).toBe(1);
+      expect(res.stderr).toMatch(/already exists/);
+    });
+  });
+
+  describe('keys rotate while the server runs', () => {
+    it('old JWTs keep working; the very next JWKS shows the new key; new logins use the new kid', async () => {
+      const oldKid = (await jwksKids())[0];
+      const before = (await login('op.erator@example.com')).token;
+      expect(await me(before)).toBe(200);
+      const rotated = await runCli(['keys', 'rotate'], env);
+      expect(rotated.code, rotated.stderr).toBe(0);
+      const newKid = UUID.exec(rotated.stdout)?.[0];
+      expect(rotated.stdout).toBe(`new signing key ${newKid}\n`);
+      expect(await jwksKids()).toEqual(expect.arrayContaining([oldKid, newKid]));
+      const after = (await login('op.erator@example.com')).token;
+      expect(kidOf(after)).toBe(newKid);
+      expect(await me(before)).toBe(200);
+      expect(await me(after)).toBe(200);
+      const list = await runCli(['keys', 'list'], env);
+      expect(list.stdout).toContain(`${newKid}\tsigning`);
+      expect(list.stdout).toContain(`${oldKid}\tverify-only`);
+    });
+
+    it('--immediate: JWTs signed before are 401 on the very next request; only the new key is published', async () => {
+      const before = (await login('op.erator@example.com')).token;
+      expect(await me(before)).toBe(200);
+      const rotated = await runCli(['keys', 'rotate', '--immediate'], env);
+      expect(rotated.code, rotated.stderr).toBe(0);
+      const newKid = UUID.exec(rotated.stdout)?.[0];
+      expect(rotated.stdout).toBe(`new signing key ${newKid}; all older keys dropped\n`);
+      expect(await me(before)).toBe(401);
+      expect(await jwksKids()).toEqual([newKid]);
+      const after = (await login('op.erator@example.com')).token;
+      expect(kidOf(after)).toBe(newKid);
+      expect(await me(after)).toBe(200);
+    });
+
+    it('--immediate: the very first login afterwards is signed with the new key and works', async () => {
+      const rotated = await runCli(['keys', 'rotate', '--immediate'], env);
+      const newKid = UUID.exec(rotated.stdout)?.[0];
+      const after = (await login('op.erator@example.com')).token;
+      expect(kidOf(after)).toBe(newKid);
+      expect(await me(after)).toBe(200);
+    });
+  });
+
+  describe('users delete while the server runs', () => {
+    it("the user's API token and JWT are 401 on the very next request", async () => {
+      const signup = await request(url(), 'POST', '/api/auth/signup', {
+        body: { email: 'doomed@example.com', username: 'doomed', password: PASSWORD },
+      });
+      expect(signup.status).toBe(201);
+      const { token: jwt, user } = signup.body as { token: string; user: { id: string } };
+      const created = await request(url(), 'POST', '/api/tokens', { body: { name: 'ci' }, token: jwt });
+      const apiToken = (created.body as { token: string }).token;
+      expect(await me(apiToken)).toBe(200);
+      expect(await me(jwt)).toBe(200);
+      const res = await runCli(['users', 'delete', user.id], env);
+      expect(res).toMatchObject({ code: 0, stdout: `deleted ${user.id}\n` });
+      expect(await me(apiToken)).toBe(401);
+      expect(await me(jwt)).toBe(401);
+      expect((await request(url(), 'POST', '/api/auth/login', { body: { email: 'doomed@example.com', password: PASSWORD } })).status).toBe(401);
+    });
+
+    it.each([
+      ['an unknown id', '00000000-0000-4000-8000-000000000000', /no user with id/],
+      ['no id', undefined, /needs a user id/],
+    ])('%s: exits 2 with a message', async (_name, id, message) => {
+      const res = await runCli(['users', 'delete', ...(id ? [id] : [])], env);
+      expect(res.code).toBe(2);
+      expect(res.stderr).toMatch(message);
+    });
+  });
+
+  describe('usage and configuration errors', () => {
+    it.each([[['frobnicate']], [['users', 'frobnicate']]])('unknown command %j: exit 2 with the usage text', async (args) => {
+      const res = await runCli(args, env);
+      expect(res.code).toBe(2);
+      expect(res.stderr).toMatch(/unknown command/);
+      expect(res.stderr).toMatch(/Usage: rz-auth <command>/);
+    });
+
+    it('help exits 0 with the usage text', async () => {
+      const res = await runCli(['help'], env);
+      expect(res.code).toBe(0);
+      expect(res.stdout).toMatch(/Usage: rz-auth <command>/);
+    });
+
+    it.each([
+      ['serve', { PORT: 'abc' }, 'PORT'],
+      ['serve', { DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+      ['migrate', { JWT_TTL_SECONDS: '5' }, 'JWT_TTL_SECONDS'],
+      ['serve', { ARGON2_MEMORY_KIB: '1024' }, 'ARGON2_MEMORY_KIB'],
+    ])('%s with %j: exits 2 naming the variable', async (command, bad, variable) => {
+      const res = await runCli([command], { ...env, ...bad });
+      expect(res.code).toBe(2);
+      expect(res.stderr).toMatch(/^rz-auth: configuration error: /);
+      expect(res.stderr).toContain(variable);
+    });
+  });
+});

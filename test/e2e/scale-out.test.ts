@@ -1,0 +1,132 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { PASSWORD } from '../helpers/api.js';
+import { request, runCli, type ServerProcess, spawnServer } from '../helpers/server-process.js';
+import { freshPostgresDatabase, postgresAvailable, REDIS_URL, redisAvailable, uniquePrefix } from '../helpers/services.js';
+
+/** Real processes: several instances on PostgreSQL and Redis, and `serve --workers` on SQLite. */
+const servers: ServerProcess[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) await s.stop('SIGKILL');
+});
+
+async function start(env: Record<string, string>): Promise<ServerProcess> {
+  const server = await spawnServer(env, 30_000);
+  servers.push(server);
+  return server;
+}
+
+async function signupAndToken(base: string): Promise<{ jwt: string; email: string; tokenId: string; token: string }> {
+  const email = `e2e-${Math.random().toString(36).slice(2, 10)}@example.com`;
+  const signup = await request(base, 'POST', '/api/auth/signup', { body: { email, username: email.slice(0, 12).replace(/[^a-z0-9]/g, '_'), password: PASSWORD } });
+  expect(signup.status).toBe(201);
+  const jwt = (signup.body as { token: string }).token;
+  const created = await request(base, 'POST', '/api/tokens', { token: jwt, body: { name: 'e2e' } });
+  expect(created.status).toBe(201);
+  const { id, token } = created.body as { id: string; token: string };
+  return { jwt, email, tokenId: id, token };
+}
+
+const status = async (base: string, token: string) => (await request(base, 'GET', '/api/me', { token })).status;
+
+async function burst(n: number, send: (i: number) => Promise<Response>): Promise<Record<number, number>> {
+  const counts: Record<number, number> = {};
+  for (const r of await Promise.all(Array.from({ length: n }, (_, i) => send(i)))) {
+    counts[r.status] = (counts[r.status] ?? 0) + 1;
+    await r.arrayBuffer();
+  }
+  return counts;
+}
+
+const infra = (await postgresAvailable()) && (await redisAvailable());
+
+describe.skipIf(!infra)('two server processes on one PostgreSQL and one Redis', () => {
+  let env: Record<string, string>;
+  let drop: () => Promise<void>;
+  beforeAll(async () => {
+    const db = await freshPostgresDatabase();
+    drop = db.drop;
+    env = { DATABASE_URL: db.url, REDIS_URL, REDIS_PREFIX: uniquePrefix(), RATE_LIMITS: 'off' };
+  });
+  afterAll(() => drop());
+
+  it('behave as one service: tokens, revocation, logout and CLI key rotation reach both at once', async () => {
+    const a = await start(env);
+    const b = await start(env);
+    const user = await signupAndToken(a.url);
+    expect(await status(b.url, user.token)).toBe(200);
+    expect(await status(b.url, user.jwt)).toBe(200);
+
+    expect((await request(a.url, 'DELETE', `/api/tokens/${user.tokenId}`, { token: user.jwt })).status).toBe(204);
+    expect(await status(b.url, user.token)).toBe(401);
+
+    const other = await signupAndToken(b.url);
+    expect(await status(a.url, other.jwt)).toBe(200);
+    expect((await request(b.url, 'POST', '/api/auth/logout', { token: other.jwt })).status).toBe(204);
+    expect(await status(a.url, other.jwt)).toBe(401);
+
+    const rotated = await runCli(['keys', 'rotate', '--immediate'], env);
+    expect(rotated.code, rotated.stderr).toBe(0);
+    expect(await status(a.url, user.jwt)).toBe(401);
+    expect(await status(b.url, user.jwt)).toBe(401);
+    expect(await status(b.url, other.token)).toBe(200);
+  });
+
+  it('share rate limits: N parallel requests across both admit exactly L', async () => {
+    const limited = { ...env, RATE_LIMITS: 'on', RATE_LIMIT_ADDRESS: '9/60', REDIS_PREFIX: uniquePrefix() };
+    const a = await start(limited);
+    const b = await start(limited);
+    const counts = await burst(40, (i) => fetch(`${i % 2 ? a.url : b.url}/.well-known/jwks.json`));
+    expect(counts).toEqual({ 200: 9, 429: 31 });
+  });
+});
+
+describe('serve --workers 2 on SQLite', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'rz-cluster-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('every worker sees a revocation on its very next request, and rate limits are shared', async () => {
+    const server = await start({ DATABASE_URL: `sqlite:${join(dir, 'rz.db')}`, WORKERS: '2', RATE_LIMITS: 'on', RATE_LIMIT_CREDENTIAL: '1000/60' });
+    const user = await signupAndToken(server.url);
+    // Enough requests that both workers have the token cached.
+    for (let i = 0; i < 10; i++) expect(await status(server.url, user.token)).toBe(200);
+    expect((await request(server.url, 'DELETE', `/api/tokens/${user.tokenId}`, { token: user.jwt })).status).toBe(204);
+    for (let i = 0; i < 10; i++) expect(await status(server.url, user.token)).toBe(401);
+  });
+
+  it('N parallel requests across workers admit exactly the credential limit', async () => {
+    const server = await start({ DATABASE_URL: `sqlite:${join(dir, 'limits.db')}`, WORKERS: '2', RATE_LIMITS: 'on', RATE_LIMIT_CREDENTIAL: '12/60' });
+    const user = await signupAndToken(server.url);
+    const counts = await burst(50, () => fetch(`${server.url}/api/me`, { headers: { authorization: `Bearer ${user.jwt}` } }));
+    // The token creation in signupAndToken used one request of the user's credential bucket.
+    expect(counts).toEqual({ 200: 11, 429: 39 });
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('SIGTERM lets in-flight requests finish, then exits 0', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rz-shutdown-'));
+    try {
+      const server = await start({ DATABASE_URL: `sqlite:${join(dir, 'rz.db')}`, RATE_LIMITS: 'off', HASH_CONCURRENCY: '1' });
+      // Eight argon2id logins through one hashing slot: about half a second of queued work.
+      const inflight = Array.from({ length: 8 }, () =>
+        fetch(`${server.url}/api/auth/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email: 'nobody@example.com', password: 'some wrong password' }),
+        }).then((r) => r.status),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const code = server.stop('SIGTERM');
+      expect(await Promise.all(inflight)).toEqual(Array(8).fill(401));
+      expect(await code).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,71 @@
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { loadConfig } from '../../src/config.js';
+import { startServer } from '../../src/server.js';
+import { type TestApp, tempDir } from './app.js';
+
+/** A {@link TestApp} backed by the real server on a random loopback port (logs are silent). */
+export interface RealServer extends TestApp {
+  readonly port: number;
+}
+
+/**
+ * Starts the real server, for what inject() cannot send: repeated headers, raw bytes, header sizes
+ * that only Node's HTTP parser enforces. Setup can still go through `inject`.
+ */
+export async function startRealServer(): Promise<RealServer> {
+  const temp = tempDir();
+  // Rate limits off, as in startTestApp: these tests are about other things.
+  const config = loadConfig({ PORT: '0', DATABASE_URL: `sqlite:${join(temp.dir, 'rz.db')}`, LOG_LEVEL: 'silent', RATE_LIMITS: 'off' });
+  const server = await startServer(config);
+  return {
+    app: server.app,
+    services: server.services,
+    config,
+    dir: temp.dir,
+    logs: [],
+    port: Number(new URL(server.url).port),
+    inject: (options) => server.app.inject(options),
+    async close() {
+      await server.close();
+      temp.remove();
+    },
+  };
+}
+
+export interface RawResponse {
+  readonly status: number;
+  /** Lower-cased names; repeated headers joined with ", ". */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+/**
+ * Sends `head` (request line and headers, without the blank line) byte for byte over a fresh
+ * connection with `Connection: close`, and reads the whole response.
+ */
+export function rawRequest(port: number, head: string): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const socket = connect(port, '127.0.0.1', () => socket.end(`${head}\r\nConnection: close\r\n\r\n`));
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    // A server that refuses a request may reset the connection after answering: keep what arrived.
+    socket.on('error', (error) => (chunks.length === 0 ? reject(error) : undefined));
+    socket.on('close', () => {
+      if (chunks.length > 0) resolve(parseResponse(Buffer.concat(chunks).toString('latin1')));
+    });
+  });
+}
+
+function parseResponse(text: string): RawResponse {
+  const split = text.indexOf('\r\n\r\n');
+  const [statusLine = '', ...lines] = text.slice(0, split).split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    const name = line.slice(0, colon).toLowerCase();
+    const value = line.slice(colon + 1).trim();
+    headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
+  }
+  return { status: Number(statusLine.split(' ')[1]), headers, body: text.slice(split + 4) };
+}

@@ -1,0 +1,168 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * rz-auth as a real OS process (`node dist/cli.js ...`), for end-to-end tests that
+ * need what inject() cannot give: a real socket, a second process on the same database, SIGKILL.
+ */
+
+/** The repository root: the child runs from here, as `npm start` does. */
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * The child's environment: only what is needed plus the overrides, never the test runner's own
+ * variables (a stray PORT or DATABASE_URL in the developer's shell must not leak in).
+ */
+export function childEnv(overrides: Record<string, string>): NodeJS.ProcessEnv {
+  const { PATH, HOME, TMPDIR, SYSTEMROOT } = process.env;
+  const base = Object.fromEntries(Object.entries({ PATH, HOME, TMPDIR, SYSTEMROOT }).filter(([, v]) => v !== undefined));
+  return { ...base, LOG_LEVEL: 'warn', HOST: '127.0.0.1', ...overrides };
+}
+
+const newestFile = (dir: string): number =>
+  Math.max(
+    0,
+    ...readdirSync(dir, { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => statSync(join(entry.parentPath, entry.name)).mtimeMs),
+  );
+
+/**
+ * The built CLI (`dist/cli.js`, what `npm start` and the bin run). `npm test` builds first
+ * (pretest); a build older than the sources would test stale code, so that refuses to run.
+ */
+function builtCli(): string {
+  const cli = join(ROOT, 'dist', 'cli.js');
+  if (!existsSync(cli) || newestFile(join(ROOT, 'dist')) < newestFile(join(ROOT, 'src')) - 1000) {
+    throw new Error('dist/ is older than src/: run `npm run build` (npm test does it first)');
+  }
+  return cli;
+}
+
+function spawnCli(args: readonly string[], env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, [builtCli(), ...args], { cwd: ROOT, env: childEnv(env), stdio: 'pipe' });
+}
+
+/** A port that was free a moment ago (listen on 0, read it, close). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  await once(server, 'close');
+  if (address === null || typeof address === 'string') throw new Error('no TCP address');
+  return address.port;
+}
+
+export interface ServerProcess {
+  readonly url: string;
+  readonly child: ChildProcess;
+  /** Everything the process wrote to stdout and stderr so far. */
+  output(): string;
+  /** Resolves with the exit code (null when killed by a signal) once the process has exited. */
+  readonly exited: Promise<number | null>;
+  /** Sends the signal (default SIGTERM: graceful shutdown) and waits for the exit. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/**
+ * Starts `rz-auth serve` on a free loopback port with the given environment (at least
+ * DATABASE_URL) and resolves once it answers GET /healthz.
+ */
+export async function spawnServer(env: Record<string, string>, readyTimeoutMs = 20_000): Promise<ServerProcess> {
+  const port = await freePort();
+  const child = spawnCli(['serve'], { ...env, PORT: String(port) });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const server: ServerProcess = {
+    url: `http://127.0.0.1:${port}`,
+    child,
+    output: () => output,
+    exited,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+  try {
+    await waitReady(server, readyTimeoutMs);
+  } catch (error) {
+    await server.stop('SIGKILL');
+    throw error;
+  }
+  return server;
+}
+
+/** Polls the liveness probe (bounded; not rate-limited) until the server answers 200, or fails with its output. */
+export async function waitReady(server: ServerProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let exited = false;
+  void server.exited.then(() => (exited = true));
+  while (Date.now() < deadline && !exited) {
+    try {
+      const res = await fetch(`${server.url}/healthz`, { signal: AbortSignal.timeout(1000) });
+      if (res.status === 200) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`server at ${server.url} not ready (exited: ${exited}):\n${server.output()}`);
+}
+
+export interface CliResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Runs one CLI command to completion, with `input` written to its stdin (then closed). A command
+ * still running after `timeoutMs` is killed and reported with code null.
+ */
+export async function runCli(args: readonly string[], env: Record<string, string>, input = '', timeoutMs = 20_000): Promise<CliResult> {
+  const child = spawnCli(args, env);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  child.stdin?.end(input);
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  // 'close', not 'exit': it fires after stdout and stderr are drained.
+  const [code] = (await once(child, 'close')) as [number | null];
+  clearTimeout(timer);
+  return { code, stdout, stderr };
+}
+
+export interface HttpResult {
+  readonly status: number;
+  readonly headers: Headers;
+  /** The parsed JSON body, or null for an empty one. */
+  readonly body: unknown;
+}
+
+/** One JSON request over real HTTP. */
+export async function request(
+  baseUrl: string,
+  method: 'GET' | 'POST' | 'DELETE',
+  path: string,
+  options: { body?: unknown; token?: string } = {},
+): Promise<HttpResult> {
+  const headers: Record<string, string> = {};
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+  const res = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers,
+    ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text === '' ? null : (JSON.parse(text) as unknown) };
+}

@@ -1,0 +1,46 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { type TestApp, startTestApp } from '../helpers/app.js';
+import { expectProblem } from '../helpers/api.js';
+import { REDIS_URL, redisAvailable, uniquePrefix } from '../helpers/services.js';
+
+const redisUp = await redisAvailable();
+let t: TestApp | undefined;
+afterEach(async () => {
+  await t?.close().catch(() => {});
+  t = undefined;
+});
+
+describe('health and readiness', () => {
+  it('GET /healthz: 200 while the process runs', async () => {
+    t = await startTestApp();
+    const res = await t.inject({ method: 'GET', url: '/healthz' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ status: 'ok' });
+  });
+
+  it('GET /readyz: 200 when the database answers, 503 naming it when it does not', async () => {
+    t = await startTestApp();
+    expect((await t.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'ready' });
+    await t.services.database.close();
+    const problem = expectProblem(await t.inject({ method: 'GET', url: '/readyz' }), 503, 'unavailable');
+    expect(problem.errors).toEqual([{ field: 'database', message: expect.stringMatching(/^unreachable/) }]);
+    // Liveness is not readiness: the process itself is fine.
+    expect((await t.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+  });
+
+  it('an API request while the database is gone is 503 unavailable with Retry-After, not a 500', async () => {
+    t = await startTestApp();
+    await t.services.database.close();
+    const res = await t.inject({ method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/json' }, payload: { email: 'a@example.com', password: 'x' } });
+    expectProblem(res, 503, 'unavailable');
+    expect(res.headers['retry-after']).toBe('5');
+  });
+
+  it.skipIf(!redisUp)('GET /readyz: 503 naming Redis when it is configured and gone', async () => {
+    t = await startTestApp({ env: { REDIS_URL, REDIS_PREFIX: uniquePrefix() } });
+    expect((await t.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+    t.services.redis?.disconnect();
+    const problem = expectProblem(await t.inject({ method: 'GET', url: '/readyz' }), 503, 'unavailable');
+    expect(problem.errors).toEqual([{ field: 'redis', message: expect.stringMatching(/^unreachable/) }]);
+  });
+});

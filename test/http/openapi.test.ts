@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROBLEMS } from '../../src/errors.js';
+import { type TestApp, startTestApp } from '../helpers/app.js';
+
+interface Operation {
+  security?: Array<Record<string, string[]>>;
+  responses: Record<string, unknown>;
+  requestBody?: unknown;
+  summary?: string;
+}
+type Doc = { openapi: string; paths: Record<string, Record<string, Operation>>; components: Record<string, Record<string, unknown>> };
+
+const OPERATIONS: Array<[string, string, boolean]> = [
+  ['post', '/api/auth/signup', false],
+  ['post', '/api/auth/login', false],
+  ['post', '/api/auth/logout', true],
+  ['get', '/api/me', true],
+  ['post', '/api/tokens', true],
+  ['get', '/api/tokens', true],
+  ['delete', '/api/tokens/{id}', true],
+  ['post', '/api/apps', true],
+  ['get', '/api/apps', true],
+  ['get', '/api/apps/{id}', true],
+  ['delete', '/api/apps/{id}', true],
+  ['post', '/api/apps/{id}/tokens', true],
+  ['get', '/.well-known/jwks.json', false],
+  ['get', '/healthz', false],
+  ['get', '/readyz', false],
+];
+
+describe('OpenAPI document and docs', () => {
+  let t: TestApp;
+  let doc: Doc;
+  beforeAll(async () => {
+    t = await startTestApp();
+    const res = await t.inject({ method: 'GET', url: '/openapi.json' });
+    expect(res.statusCode).toBe(200);
+    doc = res.json() as Doc;
+  });
+  afterAll(() => t.close());
+
+  it('is OpenAPI 3.1 with the three bearer security schemes and the Problem schema', () => {
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.components.securitySchemes ?? {}).sort()).toEqual(['apiToken', 'appToken', 'userToken']);
+    expect(doc.components.schemas).toHaveProperty('Problem');
+  });
+
+  it.each(OPERATIONS)('documents %s %s with its responses and security', (method, path, protectedRoute) => {
+    const op = doc.paths[path]?.[method];
+    expect(op, `${method} ${path}`).toBeDefined();
+    if (!op) return;
+    expect(op.summary).toBeTruthy();
+    const statuses = Object.keys(op.responses);
+    expect(statuses.some((s) => s.startsWith('2'))).toBe(true);
+    if (protectedRoute) {
+      expect(op.security?.length).toBeGreaterThan(0);
+      expect(statuses).toContain('401');
+    }
+  });
+
+  it('documents only the contract operations (no internal routes leak in)', () => {
+    const documented = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m} ${path}`));
+    expect(documented.sort()).toEqual(OPERATIONS.map(([m, p]) => `${m} ${p}`).sort());
+  });
+
+  it('lists every error code in the Problem schema', () => {
+    const text = JSON.stringify(doc.components.schemas?.Problem);
+    for (const code of Object.keys(PROBLEMS)) expect(text).toContain(code);
+  });
+
+  it('serves a docs page at /docs and one page per problem type', async () => {
+    const docs = await t.inject({ method: 'GET', url: '/docs/' });
+    expect(docs.statusCode).toBe(200);
+    expect(docs.headers['content-type']).toMatch(/text\/html/);
+    for (const code of Object.keys(PROBLEMS)) {
+      const page = await t.inject({ method: 'GET', url: `/problems/${code.replaceAll('_', '-')}` });
+      expect(page.statusCode).toBe(200);
+      expect(page.body).toContain(code);
+    }
+  });
+});

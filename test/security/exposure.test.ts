@@ -1,0 +1,233 @@
+import { randomUUID } from 'node:crypto';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROBLEMS } from '../../src/errors.js';
+import { tokenDigest } from '../../src/tokens/format.js';
+import { type TestApp, startTestApp } from '../helpers/app.js';
+import { bearer, createApiToken, json, login, registerApp, signup, type TestUser } from '../helpers/api.js';
+
+/**
+ * Security family 9, exposure: credentials appear in the one response that creates them and
+ * nowhere else (other responses, error bodies, logs, the OpenAPI document); credential responses
+ * are not cached; no response can be sniffed or names the framework.
+ */
+
+const TOKEN_VALUE = /\brza?_[0-9A-Za-z]{49}(?![0-9A-Za-z])/;
+const SIGNED_JWT = /eyJ[\w-]+\.eyJ[\w-]+\.[\w-]{20,}/;
+
+describe('exposure of credentials', () => {
+  let t: TestApp;
+  let user: TestUser;
+  let appId: string;
+  /** Everything secret, by name: values, digests, the password, its hash, private key material. */
+  const secrets = new Map<string, string>();
+  const tokens: Record<'jwt' | 'api' | 'app', string> = { jwt: '', api: '', app: '' };
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    const password = `exposure passphrase ${randomUUID()}`;
+    user = await signup(t, { password });
+    const loginJwt = await login(t, user.email, password);
+    const api = await createApiToken(t, user.jwt, { scopes: ['apps:read', 'apps:write', 'tokens:read'] });
+    const app = await registerApp(t, user.jwt);
+    const issued = (await json(t, 'POST', `/api/apps/${app.id}/tokens`, undefined, user.jwt)).json() as { token: string };
+    Object.assign(tokens, { jwt: user.jwt, api: api.token, app: app.token });
+    appId = app.id;
+    const values = { 'signup JWT': user.jwt, 'login JWT': loginJwt, 'API token': api.token, 'app token': app.token, 'second app token': issued.token };
+    for (const [name, value] of Object.entries(values)) {
+      secrets.set(name, value);
+      if (!name.endsWith('JWT')) secrets.set(`${name} digest`, tokenDigest(value));
+    }
+    secrets.set('password', password);
+    const { db } = t.services.database;
+    const row = await db.selectFrom('users').select('password_hash').where('id', '=', user.id).executeTakeFirstOrThrow();
+    secrets.set('password hash', row.password_hash);
+    secrets.set('password hash (last segment)', row.password_hash.split('$').at(-1) ?? '');
+    for (const key of await db.selectFrom('signing_keys').select(['kid', 'private_jwk']).execute()) {
+      secrets.set(`private key ${key.kid}`, (JSON.parse(key.private_jwk) as { d: string }).d);
+    }
+  });
+  afterAll(() => t.close());
+
+  function expectNoSecret(text: string, where: string): void {
+    for (const [name, value] of secrets) expect(text.includes(value), `${where} contains the ${name}`).toBe(false);
+  }
+
+  const jsonTo = (token: string) => ({ ...bearer(token), 'content-type': 'application/json' });
+  const get = (url: string, token?: string) => t.inject({ method: 'GET', url, headers: token ? bearer(token) : {} });
+
+  it('no list, read, key or docs response carries a credential', async () => {
+    const reads: Array<[string, keyof typeof tokens | null]> = [
+      ['/api/me', 'jwt'],
+      ['/api/me', 'api'],
+      ['/api/me', 'app'],
+      ['/api/tokens', 'jwt'],
+      ['/api/tokens', 'api'],
+      ['/api/apps', 'jwt'],
+      ['/api/apps', 'api'],
+      [`/api/apps/${appId}`, 'jwt'],
+      [`/api/apps/${appId}`, 'api'],
+      [`/api/apps/${appId}`, 'app'],
+      ['/.well-known/jwks.json', null],
+      ['/openapi.json', null],
+      ['/docs/json', null],
+      ['/docs', null],
+      ['/problems/invalid-token', null],
+    ];
+    for (const [url, kind] of reads) {
+      const res = await get(url, kind === null ? undefined : tokens[kind]);
+      expect(res.statusCode, `${url}: ${res.body}`).toBe(200);
+      expectNoSecret(res.body, `GET ${url} (${kind ?? 'anonymous'})`);
+    }
+  });
+
+  it('an app token, which may ship inside a published app, does not reveal its owner\'s email', async () => {
+    const res = await get('/api/me', tokens.app);
+    expect(res.json()).not.toHaveProperty('email');
+    expect(res.body).not.toContain(user.email);
+  });
+
+  it('lists show the hint, never the value', async () => {
+    const listed = ((await get('/api/tokens', tokens.jwt)).json() as { tokens: Array<Record<string, unknown>> }).tokens;
+    expect(listed.map((token) => token.hint)).toContain(`rz_${tokens.api.slice(-4)}`);
+    for (const token of listed) expect(Object.keys(token).sort()).toEqual(['created_at', 'expires_at', 'hint', 'id', 'last_used_at', 'name', 'scopes']);
+  });
+
+  it('error bodies echo no credential, even one the client sent', async () => {
+    const failures: InjectOptions[] = [
+      { method: 'DELETE', url: `/api/tokens/${tokens.api}`, headers: bearer(tokens.jwt) },
+      { method: 'GET', url: `/api/apps/${tokens.app}`, headers: bearer(tokens.jwt) },
+      { method: 'GET', url: `/api/nope?access_token=${tokens.api}` },
+      { method: 'PUT', url: '/api/tokens', headers: bearer(tokens.jwt) },
+      { method: 'POST', url: '/api/auth/logout', headers: bearer(tokens.api) },
+      { method: 'GET', url: '/api/me', headers: { authorization: `Bearer ${tokens.api} ${tokens.jwt}` } },
+      { method: 'GET', url: '/api/me', headers: { authorization: `Basic ${tokens.api}` } },
+      { method: 'POST', url: '/api/tokens', headers: jsonTo(tokens.jwt), payload: `{"name":"${tokens.api}"` },
+      { method: 'POST', url: '/api/tokens', headers: { ...bearer(tokens.jwt), 'content-type': 'text/plain' }, payload: tokens.api },
+      ...[{ name: 'x', token: tokens.api }, { name: 'x', [tokens.api]: 1 }, { name: 'x', expires_at: tokens.jwt }].map(
+        (body): InjectOptions => ({ method: 'POST', url: '/api/tokens', headers: bearer(tokens.jwt), payload: body }),
+      ),
+      { method: 'POST', url: '/api/tokens', headers: jsonTo(tokens.jwt), payload: `{"${tokens.app}":1,"${tokens.app}":2}` },
+      { method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: `${secrets.get('password') ?? ''}!` } },
+      { method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: secrets.get('password'), extra: 1 } },
+      { method: 'POST', url: '/api/auth/signup', payload: { email: user.email, username: 'someone_else', password: secrets.get('password') } },
+      { method: 'POST', url: '/api/auth/signup', payload: { email: 'x@example.com', username: 'x', password: secrets.get('password'), token: tokens.jwt } },
+    ];
+    for (const request of failures) {
+      const res = await t.inject(request);
+      expect(res.statusCode, res.body).toBeGreaterThanOrEqual(400);
+      expect(res.statusCode, res.body).toBeLessThan(500);
+      expectNoSecret(res.body, `${request.method ?? ''} ${String(request.url).slice(0, 30)} (${res.statusCode})`);
+    }
+  });
+
+  it('logs hold no token, digest or password, whether sent in a header, a URL or a body', async () => {
+    const from = t.logs.length;
+    const requests: InjectOptions[] = [
+      ...Object.values(tokens).map((token): InjectOptions => ({ method: 'GET', url: '/api/me', headers: bearer(token) })),
+      { method: 'GET', url: `/api/me?access_token=${tokens.api}` },
+      { method: 'GET', url: `/api/apps?token=${tokens.jwt}&app=${tokens.app}`, headers: bearer(tokens.jwt) },
+      { method: 'DELETE', url: `/api/tokens/${tokens.api}`, headers: bearer(tokens.jwt) },
+      { method: 'GET', url: '/api/me', headers: { authorization: `Bearer ${tokens.api.slice(0, -1)}x`, cookie: `session=${tokens.jwt}` } },
+      { method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: secrets.get('password') } },
+      { method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: 'a wrong password, logged nowhere' } },
+    ];
+    const ids: string[] = [];
+    for (const request of requests) ids.push(String((await t.inject(request)).headers['x-request-id']));
+    const lines = t.logs.slice(from).join('');
+    expectNoSecret(lines, 'the logs');
+    expect(lines).not.toContain('a wrong password');
+    expect(lines).not.toMatch(/Bearer /);
+    expect(lines).not.toMatch(TOKEN_VALUE);
+    for (const id of ids) expect(lines).toContain(`"request_id":"${id}"`);
+    expect(lines).toContain('/api/me?access_token=[REDACTED]');
+  });
+
+  describe('headers', () => {
+    const tag = () => randomUUID().slice(0, 8);
+    const credentialResponses: Array<[string, () => Promise<LightMyRequestResponse>]> = [
+      ['signup', () => json(t, 'POST', '/api/auth/signup', { email: `h-${tag()}@example.com`, username: `h_${tag()}`, password: 'another long passphrase' })],
+      ['login', () => json(t, 'POST', '/api/auth/login', { email: user.email, password: secrets.get('password') })],
+      ['API token creation', () => json(t, 'POST', '/api/tokens', { name: 'cached?' }, tokens.jwt)],
+      ['app registration', () => json(t, 'POST', '/api/apps', { name: 'cached?' }, tokens.jwt)],
+      ['app token creation', () => json(t, 'POST', `/api/apps/${appId}/tokens`, undefined, tokens.jwt)],
+    ];
+    it.each(credentialResponses)('%s: 2xx with Cache-Control: no-store', async (_what, send) => {
+      const res = await send();
+      expect(res.statusCode, res.body).toBeLessThan(300);
+      expect(res.headers['cache-control']).toBe('no-store');
+      expect(res.json()).toHaveProperty('token');
+    });
+
+    const anyResponse: Array<[string, () => InjectOptions | Promise<InjectOptions>]> = [
+      ['200 /api/me', () => ({ method: 'GET', url: '/api/me', headers: bearer(tokens.jwt) })],
+      ['204 DELETE', async () => ({ method: 'DELETE', url: `/api/apps/${(await registerApp(t, tokens.jwt)).id}`, headers: bearer(tokens.jwt) })],
+      ['400', () => ({ method: 'POST', url: '/api/tokens', headers: bearer(tokens.jwt), payload: { nope: 1 } })],
+      ['401', () => ({ method: 'GET', url: '/api/me' })],
+      ['403', () => ({ method: 'POST', url: '/api/tokens', headers: bearer(tokens.app), payload: { name: 'x' } })],
+      ['404 unknown API path', () => ({ method: 'GET', url: '/api/nope' })],
+      ['404 unknown path', () => ({ method: 'GET', url: '/nope.html' })],
+      ['405', () => ({ method: 'PATCH', url: '/api/me' })],
+      ['413', () => ({ method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/json' }, payload: ' '.repeat(17_000) })],
+      ['415', () => ({ method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'text/html' }, payload: '<b>x</b>' })],
+      ['JWKS', () => ({ method: 'GET', url: '/.well-known/jwks.json' })],
+      ['OpenAPI', () => ({ method: 'GET', url: '/openapi.json' })],
+      ['docs page', () => ({ method: 'GET', url: '/docs' })],
+      ['problem page', () => ({ method: 'GET', url: '/problems/not-found' })],
+      ['HEAD', () => ({ method: 'HEAD', url: '/api/me' })],
+      ['OPTIONS', () => ({ method: 'OPTIONS', url: '/api/tokens' })],
+    ];
+    it.each(anyResponse)('%s: nosniff, no X-Powered-By', async (_what, request) => {
+      const res = await t.inject(await request());
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+      expect(res.headers['x-powered-by']).toBeUndefined();
+      expect(res.headers.server).toBeUndefined();
+    });
+  });
+
+  it('the OpenAPI examples hold no real-looking token or signed JWT', async () => {
+    const spec = (await get('/openapi.json')).body;
+    const examples: unknown[] = [];
+    const collect = (node: unknown): void => {
+      if (Array.isArray(node)) node.forEach(collect);
+      else if (node !== null && typeof node === 'object') {
+        for (const [key, value] of Object.entries(node)) {
+          if (key === 'example' || key === 'examples') examples.push(value);
+          collect(value);
+        }
+      }
+    };
+    collect(JSON.parse(spec));
+    expect(examples.length).toBeGreaterThan(10);
+    expect(JSON.stringify(examples)).toContain('rz_');
+    expect(spec).not.toMatch(TOKEN_VALUE);
+    expect(spec).not.toMatch(SIGNED_JWT);
+    expect(spec).not.toMatch(/\$argon2/);
+  });
+});
+
+describe('a 500', () => {
+  it('is the catalogue problem with no internal message, and its log line holds no token', async () => {
+    const t = await startTestApp();
+    try {
+      const { jwt } = await signup(t);
+      // A store that has gone away is the cleanest real failure to provoke.
+      await t.services.database.close();
+      const res = await t.inject({ method: 'GET', url: `/api/tokens?access_token=${jwt}`, headers: bearer(jwt) });
+      expect(res.statusCode).toBeGreaterThanOrEqual(500);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+      const body = res.json() as { code: keyof typeof PROBLEMS };
+      expect(['internal', 'unavailable']).toContain(body.code);
+      const { title, detail, status } = PROBLEMS[body.code];
+      expect(body).toEqual({ type: `/problems/${body.code}`, title, status, code: body.code, detail, request_id: res.headers['x-request-id'] });
+      expect(res.body).not.toMatch(/destroyed|driver|kysely|sqlite|Error|\bat /);
+      const lines = t.logs.join('');
+      expect(lines).toMatch(/"level":50/);
+      expect(lines).not.toContain(jwt);
+      expect(lines).not.toContain(jwt.split('.')[2]);
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+
+describe('configuration', () => {
+  it('has documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 3000,
+      host: '127.0.0.1',
+      database: { kind: 'sqlite', path: './data/rz-auth.db', synchronous: 'NORMAL' },
+      redisUrl: null,
+      logLevel: 'info',
+      jwt: { ttlSeconds: 3600, issuer: 'rz-auth', audience: 'rz-api' },
+      signupEnabled: true,
+    });
+    expect(config.passwords).toMatchObject({ minLength: 15, argon2: { memoryKiB: 19456, timeCost: 2, parallelism: 1 } });
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.passwords.argon2)).toBe(true);
+  });
+
+  it('reads postgres URLs', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).database).toEqual({ kind: 'postgres', url: 'postgres://u@h/db', poolSize: 10 });
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, /PORT/],
+    [{ PORT: '70000' }, /PORT/],
+    [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL/],
+    [{ DATABASE_URL: 'sqlite:' }, /DATABASE_URL/],
+    [{ REDIS_URL: 'http://x' }, /REDIS_URL/],
+    [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+    [{ JWT_TTL_SECONDS: '10' }, /JWT_TTL_SECONDS/],
+    [{ PASSWORD_MIN_LENGTH: '7' }, /PASSWORD_MIN_LENGTH/],
+    [{ SIGNUP_ENABLED: 'maybe' }, /SIGNUP_ENABLED/],
+    [{ ARGON2_MEMORY_KIB: '8192' }, /ARGON2_MEMORY_KIB/],
+    [{ ARGON2_TIME_COST: '1' }, /ARGON2_TIME_COST/],
+  ])('refuses %o with a message naming the variable', (env, name) => {
+    expect(() => loadConfig(env)).toThrow(name);
+  });
+});

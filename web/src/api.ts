@@ -1,0 +1,145 @@
+/**
+ * The rz-auth public API as the page uses it. Same origin, JSON only; the user token travels in the
+ * Authorization header and nowhere else (never in a URL, so never in logs or history).
+ */
+
+export interface User {
+  readonly id: string;
+  readonly username: string;
+  readonly email: string;
+}
+
+export interface SessionGrant {
+  readonly token: string;
+  readonly user: User;
+}
+
+export interface ApiToken {
+  readonly id: string;
+  readonly name: string;
+  readonly scopes: readonly string[];
+  readonly created_at: string;
+  readonly expires_at: string | null;
+  readonly last_used_at: string | null;
+  readonly hint: string;
+}
+
+export interface CreatedApiToken {
+  readonly id: string;
+  readonly token: string;
+  readonly name: string;
+  readonly scopes: readonly string[];
+  readonly created_at: string;
+  readonly expires_at: string | null;
+}
+
+export interface App {
+  readonly id: string;
+  readonly name: string;
+  readonly description: string;
+  readonly created_at: string;
+}
+
+export interface RegisteredApp extends App {
+  readonly token: string;
+  readonly token_id: string;
+}
+
+export interface IssuedAppToken {
+  readonly token: string;
+  readonly token_id: string;
+  readonly created_at: string;
+}
+
+export interface FieldError {
+  readonly field: string;
+  readonly message: string;
+}
+
+/** A failed call: an RFC 9457 problem from the server, or `network` when none arrived. */
+export class ApiError extends Error {
+  override name = 'ApiError';
+
+  constructor(
+    /** 0 when the server could not be reached. */
+    readonly status: number,
+    readonly code: string,
+    readonly detail: string,
+    readonly fieldErrors: readonly FieldError[],
+    /** Seconds from Retry-After, when the server sent one. */
+    readonly retryAfter: number | null,
+    readonly requestId: string | null,
+  ) {
+    super(detail);
+  }
+}
+
+interface ProblemBody {
+  code?: unknown;
+  detail?: unknown;
+  errors?: unknown;
+  request_id?: unknown;
+}
+
+const isFieldError = (e: unknown): e is FieldError =>
+  typeof e === 'object' && e !== null && typeof (e as FieldError).field === 'string' && typeof (e as FieldError).message === 'string';
+
+async function toApiError(response: Response): Promise<ApiError> {
+  let body: ProblemBody = {};
+  try {
+    const parsed: unknown = await response.json();
+    if (typeof parsed === 'object' && parsed !== null) body = parsed as ProblemBody;
+  } catch {
+    // Not JSON (a proxy's error page, say): the status alone is described to the person.
+  }
+  const retry = Number.parseInt(response.headers.get('retry-after') ?? '', 10);
+  return new ApiError(
+    response.status,
+    typeof body.code === 'string' ? body.code : 'unknown',
+    typeof body.detail === 'string' ? body.detail : '',
+    Array.isArray(body.errors) ? body.errors.filter(isFieldError) : [],
+    Number.isFinite(retry) && retry >= 0 ? retry : null,
+    typeof body.request_id === 'string' ? body.request_id : null,
+  );
+}
+
+async function call<T>(method: 'GET' | 'POST' | 'DELETE', path: string, token: string | null, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (token !== null) headers.authorization = `Bearer ${token}`;
+  let response: Response;
+  try {
+    response = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? null : JSON.stringify(body),
+      // Responses carry credentials or per-user data: never from or into a cache.
+      cache: 'no-store',
+      credentials: 'omit',
+      redirect: 'error',
+    });
+  } catch {
+    throw new ApiError(0, 'network', '', [], null, null);
+  }
+  if (!response.ok) throw await toApiError(response);
+  if (response.status === 204) return undefined as T;
+  return (await response.json()) as T;
+}
+
+const id = (value: string) => encodeURIComponent(value);
+
+export const signup = (input: { email: string; username: string; password: string }) =>
+  call<SessionGrant>('POST', '/api/auth/signup', null, input);
+export const login = (input: { email: string; password: string }) => call<SessionGrant>('POST', '/api/auth/login', null, input);
+export const logout = (jwt: string) => call<undefined>('POST', '/api/auth/logout', jwt);
+
+export const listTokens = (jwt: string) => call<{ tokens: ApiToken[] }>('GET', '/api/tokens', jwt);
+export const createToken = (jwt: string, input: { name: string; scopes: string[]; expires_at?: string }) =>
+  call<CreatedApiToken>('POST', '/api/tokens', jwt, input);
+/** Revokes an API token or an app token of one of the caller's apps. */
+export const revokeToken = (jwt: string, tokenId: string) => call<undefined>('DELETE', `/api/tokens/${id(tokenId)}`, jwt);
+
+export const listApps = (jwt: string) => call<{ apps: App[] }>('GET', '/api/apps', jwt);
+export const registerApp = (jwt: string, input: { name: string; description: string }) => call<RegisteredApp>('POST', '/api/apps', jwt, input);
+export const deleteApp = (jwt: string, appId: string) => call<undefined>('DELETE', `/api/apps/${id(appId)}`, jwt);
+export const issueAppToken = (jwt: string, appId: string) => call<IssuedAppToken>('POST', `/api/apps/${id(appId)}/tokens`, jwt);

@@ -1,0 +1,96 @@
+import * as api from './api.js';
+import { byId, focusHeading } from './dom.js';
+import { forgetAllIssued } from './issued-tokens.js';
+import { clearNotices, notify } from './notices.js';
+import { currentSession, endSession, onSessionEnded, restoreSession, startSession } from './session.js';
+import { appsView } from './views/apps.js';
+import { loginView, signupView } from './views/auth.js';
+import { tokensView } from './views/tokens.js';
+import type { View } from './views/view.js';
+
+/*
+ * The Developers page. Screens are chosen by the URL fragment (#tokens, #apps, #login, #signup),
+ * which never carries anything secret; the user token lives in session.ts only.
+ */
+
+const main = byId('main', HTMLElement);
+const viewRoot = byId('view', HTMLDivElement);
+const nav = byId('nav', HTMLElement);
+const account = byId('account', HTMLDivElement);
+const who = byId('who', HTMLSpanElement);
+const logoutButton = byId('logout', HTMLButtonElement);
+
+const route = (): string => location.hash.replace(/^#\/?/, '');
+
+function render(focus: boolean): void {
+  const session = currentSession();
+  nav.hidden = session === null;
+  account.hidden = session === null;
+  let view: View;
+  if (session === null) {
+    view = route() === 'signup' ? signupView(signedIn) : loginView(signedIn);
+  } else {
+    who.textContent = session.user.username;
+    const screen = route() === 'apps' ? 'apps' : 'tokens';
+    view = screen === 'apps' ? appsView(session.user.id) : tokensView();
+    for (const link of nav.querySelectorAll('a')) {
+      if (link.getAttribute('href') === `#${screen}`) link.setAttribute('aria-current', 'page');
+      else link.removeAttribute('aria-current');
+    }
+  }
+  viewRoot.replaceChildren(view.element);
+  document.title = `${view.heading.textContent ?? ''} · rz-auth Developers`;
+  // Screen readers and keyboards start at the new screen's heading, not wherever focus was.
+  if (focus) focusHeading(view.heading);
+}
+
+/** Shows the screen named by the fragment; `navigate` to the current one just re-renders it. */
+function navigate(screen: string): void {
+  if (route() === screen) render(true);
+  else location.hash = screen;
+}
+
+function signedIn(grant: api.SessionGrant): void {
+  startSession(grant);
+  clearNotices();
+  const screen = route();
+  navigate(screen === 'apps' ? 'apps' : 'tokens');
+}
+
+async function logout(): Promise<void> {
+  const session = currentSession();
+  if (session === null || logoutButton.getAttribute('aria-disabled') === 'true') return;
+  logoutButton.setAttribute('aria-disabled', 'true');
+  let reached = true;
+  try {
+    await api.logout(session.jwt);
+  } catch (error) {
+    // 401: the session had already ended, which is what was asked for.
+    reached = error instanceof api.ApiError && error.status !== 0 && error.status < 500;
+  }
+  logoutButton.removeAttribute('aria-disabled');
+  forgetAllIssued(session.user.id);
+  endSession();
+  render(true);
+  if (reached) notify('success', 'You have logged out.');
+  else notify('error', 'You are logged out in this tab, but rz-auth could not be reached to end the session: it stays valid until it expires.');
+}
+
+onSessionEnded(() => {
+  render(true);
+  notify('info', 'Your session ended, please log in again.');
+});
+
+window.addEventListener('hashchange', () => {
+  clearNotices();
+  render(true);
+});
+logoutButton.addEventListener('click', () => void logout());
+byId('skip-link', HTMLAnchorElement).addEventListener('click', (event) => {
+  // The fragment names screens, so the skip link moves focus itself instead of changing it.
+  event.preventDefault();
+  main.focus();
+});
+
+restoreSession();
+render(false);

@@ -1,0 +1,106 @@
+import { ApiError, type SessionGrant, type User } from './api.js';
+
+/**
+ * The signed-in user's token. Kept in memory and in sessionStorage (so a reload keeps the person
+ * signed in), never in localStorage: it dies with the tab and is not shared with other tabs.
+ */
+export interface Session {
+  readonly jwt: string;
+  readonly user: User;
+}
+
+const KEY = 'rz-auth.session';
+let current: Session | null = null;
+let expiryTimer: number | undefined;
+let onEnded: () => void = () => {};
+
+/** Thrown in place of a 401 once the session has ended; the login screen already says why. */
+export class SessionEnded extends Error {
+  override name = 'SessionEnded';
+}
+
+function storage(): Storage | null {
+  try {
+    return window.sessionStorage;
+  } catch {
+    return null; // Storage disabled: the session then lives in memory only.
+  }
+}
+
+/** Seconds since the epoch at which the JWT expires, read (not verified: the server does that). */
+function expiryOf(jwt: string): number | null {
+  try {
+    const payload = (jwt.split('.')[1] ?? '').replaceAll('-', '+').replaceAll('_', '/');
+    const exp: unknown = (JSON.parse(atob(payload)) as { exp?: unknown }).exp;
+    return typeof exp === 'number' ? exp : null;
+  } catch {
+    return null;
+  }
+}
+
+function scheduleExpiry(jwt: string): void {
+  window.clearTimeout(expiryTimer);
+  const exp = expiryOf(jwt);
+  if (exp === null) return;
+  // Return to the login screen when the token expires rather than on the next failed click.
+  const ms = Math.min(exp * 1000 - Date.now(), 2 ** 31 - 1);
+  expiryTimer = window.setTimeout(() => expire(), Math.max(ms, 0));
+}
+
+/** Called when the session ends by itself (expiry, logout elsewhere, revocation). */
+export function onSessionEnded(handler: () => void): void {
+  onEnded = handler;
+}
+
+export function startSession(grant: SessionGrant): Session {
+  current = { jwt: grant.token, user: grant.user };
+  storage()?.setItem(KEY, JSON.stringify(current));
+  scheduleExpiry(current.jwt);
+  return current;
+}
+
+/** The session saved in this tab before a reload, if any. */
+export function restoreSession(): Session | null {
+  try {
+    const saved = JSON.parse(storage()?.getItem(KEY) ?? 'null') as Partial<Session> | null;
+    if (typeof saved?.jwt === 'string' && typeof saved.user?.id === 'string') {
+      current = { jwt: saved.jwt, user: saved.user };
+      scheduleExpiry(current.jwt);
+    }
+  } catch {
+    storage()?.removeItem(KEY);
+  }
+  return current;
+}
+
+export const currentSession = (): Session | null => current;
+
+export function endSession(): void {
+  current = null;
+  window.clearTimeout(expiryTimer);
+  storage()?.removeItem(KEY);
+}
+
+function expire(): void {
+  if (current === null) return;
+  endSession();
+  onEnded();
+}
+
+/**
+ * Runs an API call with the user's token. A 401 means the session is over (expired, logged out in
+ * another tab, revoked): the page returns to the login screen and the caller gets SessionEnded.
+ */
+export async function authed<T>(call: (jwt: string) => Promise<T>): Promise<T> {
+  const session = current;
+  if (session === null) throw new SessionEnded();
+  try {
+    return await call(session.jwt);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) {
+      if (current === session) expire();
+      throw new SessionEnded();
+    }
+    throw error;
+  }
+}

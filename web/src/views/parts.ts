@@ -1,0 +1,38 @@
+import { h, replace, uid, type Child } from '../dom.js';
+
+/** The top of a screen: its title, one line on what it is for, and its main action. */
+export function pageHead(heading: HTMLElement, lede: string, action: Child): HTMLElement {
+  return h('div', { class: 'page-head' }, h('div', {}, heading, h('p', { class: 'lede' }, lede)), action);
+}
+
+/**
+ * A button that shows and hides a panel (a create form). Opening focuses the panel's first field;
+ * closing returns focus to the button.
+ */
+export function disclosure(button: HTMLButtonElement, panel: HTMLElement): { open(): void; close(): void } {
+  panel.id ||= uid('panel');
+  button.setAttribute('aria-controls', panel.id);
+  const set = (open: boolean, focus: boolean) => {
+    panel.hidden = !open;
+    button.setAttribute('aria-expanded', String(open));
+    if (focus) (open ? panel.querySelector<HTMLElement>('input, textarea, select') : button)?.focus();
+  };
+  set(false, false);
+  button.addEventListener('click', () => set(panel.hidden !== false, true));
+  return { open: () => set(true, true), close: () => set(false, false) };
+}
+
+/** A list's placeholder while loading, when empty, or when loading failed (with a retry). */
+export function listState(container: HTMLElement, text: string, retry?: () => void): void {
+  const button = retry ? h('button', { type: 'button', class: 'button' }, 'Try again') : null;
+  button?.addEventListener('click', retry ?? (() => {}));
+  replace(container, h('div', { class: retry ? 'list-state list-state-error' : 'list-state' }, h('p', {}, text), button));
+}
+
+/** A <time> showing a date, with the exact instant on hover. */
+export function timeOf(iso: string, text: string): HTMLTimeElement {
+  return h('time', { datetime: iso, title: new Date(iso).toLocaleString() }, text);
+}
+
+/** One "label: value" pair of an item's metadata. */
+export const meta = (label: string, ...value: Child[]): HTMLDivElement => h('div', {}, h('dt', {}, label), h('dd', {}, ...value));

@@ -1,0 +1,218 @@
+import * as api from '../api.js';
+import { confirmAction } from '../confirm.js';
+import { focusHeading, h, replace, srOnly, uid } from '../dom.js';
+import { describeError, formatDate, fromNow } from '../format.js';
+import { FormController, groupField, textField, type FieldView } from '../forms.js';
+import { notify } from '../notices.js';
+import { SCOPES } from '../scopes.js';
+import { secretPanel } from '../secret.js';
+import { authed, SessionEnded } from '../session.js';
+import { disclosure, listState, meta, pageHead, timeOf } from './parts.js';
+import type { View } from './view.js';
+
+const DAY = 24 * 3600 * 1000;
+const EXPIRY_CHOICES: ReadonlyArray<readonly [string, string]> = [
+  ['7', '7 days'],
+  ['30', '30 days'],
+  ['90', '90 days'],
+  ['365', '1 year'],
+  ['custom', 'Custom date…'],
+  ['never', 'No expiration'],
+];
+
+/** The expiry select, and a date input for a custom date. */
+function expiryField(): FieldView & { element: HTMLElement; value(): string | null | undefined } {
+  const selectId = uid('expiry');
+  const select = h('select', { id: selectId, name: 'expiry' }, ...EXPIRY_CHOICES.map(([value, label]) => h('option', { value, selected: value === '30' }, label)));
+  const dateId = uid('expiry-date');
+  const date = h('input', { id: dateId, type: 'date', name: 'expiry-date' });
+  const dateRow = h('div', { class: 'field', hidden: true }, h('label', { for: dateId }, 'Expires at the end of'), date);
+  const hint = h('p', { id: uid('expiry-hint'), class: 'hint' });
+  const error = h('p', { id: uid('error'), class: 'field-error', hidden: true });
+
+  const custom = () => select.value === 'custom';
+  const update = () => {
+    dateRow.hidden = !custom();
+    const days = Number(select.value);
+    hint.textContent = custom()
+      ? 'The token stops working at the end of the chosen day (your time zone).'
+      : select.value === 'never'
+        ? 'The token works until you revoke it. Prefer an expiry for anything that leaves your machine.'
+        : `The token stops working on ${formatDate(new Date(Date.now() + days * DAY).toISOString())}.`;
+  };
+  select.addEventListener('change', update);
+  // A date of today or later; the server has the last word on "in the future".
+  date.min = new Date().toLocaleDateString('en-CA');
+  update();
+
+  const setError = (message: string | null) => {
+    error.textContent = message ?? '';
+    error.hidden = message === null;
+    for (const control of [select, date]) {
+      control.setAttribute('aria-describedby', message === null ? hint.id : `${hint.id} ${error.id}`);
+      if (message === null) control.removeAttribute('aria-invalid');
+      else control.setAttribute('aria-invalid', 'true');
+    }
+  };
+  setError(null);
+  return {
+    element: h('div', { class: 'field' }, h('label', { for: selectId }, 'Expiration'), select, hint, dateRow, error),
+    get focusTarget() {
+      return custom() ? date : select;
+    },
+    setError,
+    /** ISO expiry, undefined for none, null when a custom date is missing. */
+    value() {
+      if (select.value === 'never') return undefined;
+      if (!custom()) return new Date(Date.now() + Number(select.value) * DAY).toISOString();
+      if (date.value === '') return null;
+      // "yyyy-mm-ddThh:mm:ss" without a zone is local time: the end of the day the person chose.
+      return new Date(`${date.value}T23:59:59.999`).toISOString();
+    },
+  };
+}
+
+function scopesField(): FieldView & { element: HTMLElement; value(): string[] } {
+  const boxes = SCOPES.map(({ scope, grants }) => {
+    const id = uid('scope');
+    const input = h('input', { type: 'checkbox', id, name: 'scopes', value: scope, 'aria-describedby': `${id}-grants` });
+    return h('div', { class: 'check' }, input, h('label', { for: id }, h('code', {}, scope)), h('p', { id: `${id}-grants`, class: 'hint' }, grants));
+  });
+  const group = groupField('Scopes', 'Grant only what the token needs. With no scope it can only tell who it belongs to (GET /api/me).', ...boxes);
+  return {
+    element: group.element,
+    get focusTarget() {
+      return group.focusTarget;
+    },
+    setError: group.setError,
+    value: () => [...group.element.querySelectorAll<HTMLInputElement>('input[name="scopes"]:checked')].map((i) => i.value),
+  };
+}
+
+function describeScopes(scopes: readonly string[]): HTMLElement {
+  if (scopes.length === 0) return h('p', { class: 'muted small' }, 'No scopes: can only call GET /api/me.');
+  return h('ul', { class: 'chips', 'aria-label': 'Scopes' }, ...scopes.map((s) => h('li', {}, h('code', {}, s))));
+}
+
+function expiryText(expiresAt: string | null): HTMLElement | string {
+  if (expiresAt === null) return 'Never';
+  const expired = Date.parse(expiresAt) <= Date.now();
+  return timeOf(expiresAt, expired ? `Expired ${fromNow(expiresAt)}` : `${formatDate(expiresAt)} (${fromNow(expiresAt)})`);
+}
+
+/** "rz_x7Qa" → "rz_…x7Qa": the four characters are the end of the value. */
+export const displayHint = (hint: string): string => hint.replace(/^(rza?_)/, '$1…');
+
+/** The API tokens screen: list, create (value shown once), revoke. */
+export function tokensView(): View {
+  const heading = h('h1', {}, 'API tokens');
+  const newButton = h('button', { type: 'button', class: 'button button-primary' }, 'New token');
+  const secretSlot = h('div', {});
+  const listHeading = h('h2', { id: uid('tokens-heading'), tabindex: -1 }, 'Your tokens');
+  const list = h('div', { class: 'list', 'aria-busy': 'true' });
+
+  const name = textField({ label: 'Name', name: 'name', required: true, maxlength: 100, hint: 'What it is for, e.g. “deploy script” or “laptop CLI”.' });
+  const scopes = scopesField();
+  const expiry = expiryField();
+  const submit = h('button', { type: 'submit', class: 'button button-primary' }, 'Create token');
+  const cancel = h('button', { type: 'button', class: 'button button-quiet' }, 'Cancel');
+  const form = h('form', { class: 'stack' }, name.element, scopes.element, expiry.element, h('div', { class: 'actions' }, submit, cancel));
+  const formCard = h('section', { class: 'card', 'aria-label': 'New API token' }, h('h2', {}, 'New API token'), form);
+  const toggle = disclosure(newButton, formCard);
+  cancel.addEventListener('click', () => {
+    toggle.close();
+    newButton.focus();
+  });
+
+  const refresh = async () => {
+    list.setAttribute('aria-busy', 'true');
+    try {
+      const { tokens } = await authed((jwt) => api.listTokens(jwt));
+      if (tokens.length === 0) listState(list, 'No API tokens yet. Create one for each script, CLI or server that calls the API, so each can be revoked on its own.');
+      else replace(list, h('ul', { class: 'items' }, ...tokens.map(tokenItem)));
+    } catch (error) {
+      if (!(error instanceof SessionEnded)) listState(list, describeError(error), () => void refresh());
+    } finally {
+      list.setAttribute('aria-busy', 'false');
+    }
+  };
+
+  const revoke = async (token: api.ApiToken) => {
+    const yes = await confirmAction({
+      title: `Revoke “${token.name}”?`,
+      body: 'Anything using this token stops working at once. This cannot be undone.',
+      confirm: 'Revoke token',
+    });
+    if (!yes) return;
+    try {
+      await authed((jwt) => api.revokeToken(jwt, token.id));
+      notify('success', `Token “${token.name}” revoked. It no longer works.`);
+    } catch (error) {
+      if (error instanceof SessionEnded) return;
+      notify('error', describeError(error, 'That token was already revoked.'));
+    }
+    await refresh();
+    focusHeading(listHeading);
+  };
+
+  function tokenItem(token: api.ApiToken): HTMLLIElement {
+    const button = h('button', { type: 'button', class: 'button button-danger-quiet' }, 'Revoke', srOnly(` token ${token.name}`));
+    button.addEventListener('click', () => void revoke(token));
+    return h(
+      'li',
+      { class: 'item' },
+      h(
+        'div',
+        { class: 'item-main' },
+        h('div', { class: 'item-title' }, h('h3', {}, token.name), h('code', { class: 'hint-code', title: 'The last four characters of the token' }, displayHint(token.hint))),
+        describeScopes(token.scopes),
+        h(
+          'dl',
+          { class: 'meta' },
+          meta('Created', timeOf(token.created_at, formatDate(token.created_at))),
+          meta('Last used', token.last_used_at === null ? 'Never' : timeOf(token.last_used_at, fromNow(token.last_used_at))),
+          meta('Expires', expiryText(token.expires_at)),
+        ),
+      ),
+      h('div', { class: 'item-actions' }, button),
+    );
+  }
+
+  const controller = new FormController(form, { name, scopes, expires_at: expiry }, submit);
+  controller.onSubmit('Creating…', async () => {
+    const expiresAt = expiry.value();
+    const ok = controller.check({
+      name: name.value.trim() === '' ? 'Give the token a name.' : null,
+      expires_at: expiresAt === null ? 'Pick a date, or choose another expiration.' : null,
+    });
+    if (!ok || expiresAt === null) return;
+    const created = await authed((jwt) =>
+      api.createToken(jwt, { name: name.value, scopes: scopes.value(), ...(expiresAt === undefined ? {} : { expires_at: expiresAt }) }),
+    );
+    form.reset();
+    expiry.element.querySelector('select')?.dispatchEvent(new Event('change'));
+    toggle.close();
+    const panel = secretPanel({
+      title: `Your new token “${created.name}”`,
+      label: 'New API token value',
+      value: created.token,
+      details: h('p', { class: 'muted small' }, `Scopes: ${created.scopes.length > 0 ? created.scopes.join(', ') : 'none'}. Expires: ${created.expires_at === null ? 'never' : formatDate(created.expires_at)}.`),
+      onDone: () => focusHeading(listHeading),
+    });
+    replace(secretSlot, panel);
+    panel.querySelector('h2')?.focus();
+    await refresh();
+  });
+
+  listState(list, 'Loading your tokens…');
+  void refresh();
+  const element = h(
+    'section',
+    { class: 'screen' },
+    pageHead(heading, 'Tokens let scripts, CLIs and servers call the API as you. Each gets only the scopes you choose.', newButton),
+    secretSlot,
+    formCard,
+    h('section', { class: 'card', 'aria-labelledby': listHeading.id }, listHeading, list),
+  );
+  return { element, heading };
+}
