@@ -13,8 +13,8 @@ const REDACTED = () => '[REDACTED]';
  * censored. (Serializers run only for keys that are present; pino's path-based redaction cost about
  * 5 µs per line on the hot path.)
  *
- * Lines are written asynchronously, batched under load (see {@link createLogDestination}); a
- * SIGKILL loses at most the lines of the write in flight.
+ * Lines are written asynchronously in batches (see {@link createLogDestination}); a SIGKILL loses at
+ * most the last 100 ms of lines.
  */
 export function loggerOptions(level: LogLevel, stream: DestinationStream): FastifyServerOptions['logger'] {
   return {
@@ -120,11 +120,18 @@ export class AccessLog {
 }
 
 /**
- * Where every line goes: stdout, written asynchronously. A line is written as soon as the previous
- * write finished; under load the lines that queued meanwhile go out in one write. Flushed at exit.
+ * Where every line goes: stdout, written asynchronously in batches. Lines collect in memory until
+ * there are {@link LOG_BATCH_BYTES} of them or {@link LOG_FLUSH_MS} have passed, then go out in one
+ * write. Writing each line on its own cost a write call per request (about a tenth of the hot
+ * path's CPU on the benchmark machine); batched, it is one call per ~15 lines under load, and a line
+ * is at most 100 ms late when idle. Flushed synchronously at exit; a SIGKILL loses at most the last
+ * 100 ms of lines (never data: the store commits before a response is sent).
  */
+const LOG_BATCH_BYTES = 4096;
+const LOG_FLUSH_MS = 100;
+
 export function createLogDestination(): DestinationStream {
-  const destination = pino.destination({ dest: 1, sync: false });
+  const destination = pino.destination({ dest: 1, sync: false, minLength: LOG_BATCH_BYTES, periodicFlush: LOG_FLUSH_MS });
   process.once('exit', () => destination.flushSync());
   return destination;
 }
