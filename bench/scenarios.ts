@@ -40,7 +40,7 @@ export interface Scenario {
   readonly probe?: boolean;
 }
 
-const me = (token: string, connections: number): LoadSpec => ({ method: 'GET', path: '/api/me', token, connections });
+const me = (token: string, connections: number, path = '/api/me'): LoadSpec => ({ method: 'GET', path, token, connections });
 
 const login = (c: Credentials, shape: LoadShape): LoadSpec => ({
   method: 'POST',
@@ -57,6 +57,14 @@ export const SCENARIOS: readonly Scenario[] = [
     server: 'ceiling',
     cpus: 'hot',
     load: (c, s) => me(c.apiToken, s.connections),
+    targets: [],
+  },
+  {
+    id: 'headers-floor',
+    title: 'reference: ceiling + rz-auth response headers',
+    server: 'ceiling',
+    cpus: 'hot',
+    load: (c, s) => me(c.apiToken, s.connections, '/reference/headers/api/me'),
     targets: [],
   },
   { id: 'me-api-token', title: 'GET /api/me, API token', server: 'rz-auth', cpus: 'hot', load: (c, s) => me(c.apiToken, s.connections), targets: [{ kind: 'ratio', min: 0.8 }] },

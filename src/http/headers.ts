@@ -5,7 +5,7 @@ import type { FastifyReply } from 'fastify';
  * cached and nothing is framed or sniffed. Pages with their own needs (docs, the Developers page)
  * override content-security-policy and cache-control.
  */
-const SECURITY_HEADERS = {
+export const SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',
   'cache-control': 'no-store',
   'referrer-policy': 'no-referrer',
