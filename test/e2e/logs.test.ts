@@ -4,9 +4,9 @@ import { tempDir } from '../helpers/app.js';
 import { request, spawnServer } from '../helpers/server-process.js';
 
 /**
- * The real server's access log on stdout. Lines are written in batches (one write per 4 KiB or per
- * 100 ms), so these tests hold the two promises that batching must keep: a lone line still appears
- * promptly when the server is idle, and a graceful shutdown loses none.
+ * The real server's access log on stdout. The lines of one event-loop turn are written together at
+ * the end of the turn, so these tests hold the two promises that batching must keep: a lone line
+ * still appears promptly when the server is idle, and a graceful shutdown loses none.
  */
 
 interface LogLine {

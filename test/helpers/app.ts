@@ -16,6 +16,8 @@ export interface TestApp {
   readonly dir: string;
   /** Every log line written so far, raw. */
   readonly logs: string[];
+  /** {@link logs} once the access lines of the current turn are written (they go out at its end). */
+  settledLogs(): Promise<string[]>;
   inject(options: InjectOptions): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
@@ -68,6 +70,7 @@ export async function startTestApp(options: { env?: Record<string, string>; cloc
     config,
     dir: temp.dir,
     logs,
+    settledLogs: () => new Promise((resolve) => setImmediate(() => resolve(logs))),
     inject: (o) => app.inject(o),
     async close() {
       await app.close();

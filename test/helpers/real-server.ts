@@ -24,6 +24,7 @@ export async function startRealServer(): Promise<RealServer> {
     config,
     dir: temp.dir,
     logs: [],
+    settledLogs: async () => [],
     port: Number(new URL(server.url).port),
     inject: (options) => server.app.inject(options),
     async close() {

@@ -134,7 +134,7 @@ describe('exposure of credentials', () => {
     ];
     const ids: string[] = [];
     for (const request of requests) ids.push(String((await t.inject(request)).headers['x-request-id']));
-    const lines = t.logs.slice(from).join('');
+    const lines = (await t.settledLogs()).slice(from).join('');
     expectNoSecret(lines, 'the logs');
     expect(lines).not.toContain('a wrong password');
     expect(lines).not.toMatch(/Bearer /);
@@ -222,7 +222,7 @@ describe('a 500', () => {
       const { title, detail, status } = PROBLEMS[body.code];
       expect(body).toEqual({ type: `/problems/${body.code}`, title, status, code: body.code, detail, request_id: res.headers['x-request-id'] });
       expect(res.body).not.toMatch(/destroyed|driver|kysely|sqlite|Error|\bat /);
-      const lines = t.logs.join('');
+      const lines = (await t.settledLogs()).join('');
       expect(lines).toMatch(/"level":50/);
       expect(lines).not.toContain(jwt);
       expect(lines).not.toContain(jwt.split('.')[2]);
