@@ -124,9 +124,8 @@ export class AccessLog {
     if (this.pending.push(line) === 1) setImmediate(this.flush);
   }
 
-  /** Writes the lines collected so far. Runs at the end of each turn that logged something. */
+  /** Writes the lines collected so far. Scheduled only by the turn's first line, so never empty. */
   private readonly flush = (): void => {
-    if (this.pending.length === 0) return;
     const lines = this.pending.join('');
     this.pending = [];
     this.destination.write(lines);
