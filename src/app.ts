@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { appRoutes } from './apps/routes.js';
 import { authRoutes } from './auth/routes.js';
+import { clientAddressOf, trustProxyOption } from './http/client-address.js';
 import { clientErrorHandler } from './http/client-errors.js';
 import { registerDocs, registerOpenApi } from './http/docs.js';
+import { createHttpServer, FastPath, type RequestHandler } from './http/fast-path.js';
 import { registerGuard } from './http/guard.js';
 import { collectRoutes, registerMethodNotAllowed, registerNotFound } from './http/hardening.js';
 import { registerRequestLifecycle } from './http/lifecycle.js';
@@ -19,17 +22,17 @@ import { healthRoutes } from './health/routes.js';
 import { checkReadiness } from './health/service.js';
 import { keyRoutes } from './keys/routes.js';
 import { meRoutes } from './me/routes.js';
-import type { Config } from './config.js';
 import type { Services } from './services.js';
 import { tokenRoutes } from './tokens/routes.js';
 import { VERSION } from './version.js';
 import { developersPage } from './web/routes.js';
 
-/** Fastify's form of TRUST_PROXY: a hop count becomes "believe the nearest n hops". */
-function trustProxyOption(trust: Config['trustProxy']): boolean | string[] | ((address: string, hop: number) => boolean) {
-  if (trust === false) return false;
-  if (typeof trust === 'number') return (_address, hop) => hop < trust;
-  return [...trust];
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** What the HTTP server runs for each request (the fast path, then Fastify); tests inject through it. */
+    handleRequest(req: IncomingMessage, res: ServerResponse): void;
+    readonly fastPath: FastPath;
+  }
 }
 
 export interface AppOptions {
@@ -44,7 +47,13 @@ export interface AppOptions {
 export async function createApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
   const { config } = services;
   const destination = options.logStream ?? createLogDestination();
+  const limits = new RequestLimits(services.rateLimiter);
+  // The access log follows the level of the app's logger, which is created with the app below.
+  const accessLog = new AccessLog(() => app.log.level, destination);
+  const fastPath = new FastPath({ authenticator: services.authenticator, limits, feed: services.feed, accessLog, clientAddress: clientAddressOf(config.trustProxy) });
   const app = Fastify({
+    // The server's handler: the fast path of GET /api/me, which hands everything else to Fastify.
+    serverFactory: (fastify: RequestHandler, serverOptions) => createHttpServer(serverOptions, (req, res) => fastPath.handle(req, res, fastify)),
     logger: loggerOptions(config.logLevel, destination),
     // Fastify's two lines per request are replaced by one of ours (http/logging.ts).
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
@@ -74,13 +83,12 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const routes = collectRoutes(app);
-  registerRequestLifecycle(app, services.feed, new AccessLog(app.log, destination));
+  registerRequestLifecycle(app, services.feed, accessLog);
   registerProblemHandler(app);
   registerNotFound(app);
   registerJsonBodyParser(app);
   app.addSchema(Problem);
   await registerOpenApi(app, VERSION);
-  const limits = new RequestLimits(services.rateLimiter);
   registerRateLimits(app, limits);
   registerGuard(app, services.authenticator, limits);
 
@@ -95,6 +103,12 @@ export async function createApp(services: Services, options: AppOptions = {}): P
 
   await app.after();
   registerMethodNotAllowed(app, routes);
+  app.addHook('preClose', (done) => {
+    fastPath.close();
+    done();
+  });
+  app.decorate('fastPath', fastPath);
+  app.decorate('handleRequest', (req: IncomingMessage, res: ServerResponse) => fastPath.handle(req, res, app.routing));
   await app.ready();
   return app;
 }

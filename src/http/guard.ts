@@ -4,6 +4,7 @@ import type { Principal } from '../auth/principal.js';
 import { insufficientScope } from '../errors.js';
 import type { Scope } from '../tokens/scopes.js';
 import { readBearerToken } from './bearer.js';
+import { takeAdmission } from './fast-path.js';
 import type { RequestLimits } from './rate-limit.js';
 
 /**
@@ -59,14 +60,21 @@ export function registerGuard(app: FastifyInstance, authenticator: Authenticator
     if (!auth) return;
     const guard = async (request: FastifyRequest): Promise<void> => {
       let principal: Principal;
-      try {
-        principal = await authenticator.authenticate(readBearerToken(request.raw));
-      } catch (error) {
-        // Failed authentication counts against the client address, so token guessing is throttled.
-        await limits.byAddress(request);
-        throw error;
+      // The fast path may have authenticated and counted the request already (http/fast-path.ts).
+      const admitted = takeAdmission(request.raw);
+      if (admitted) {
+        principal = admitted.principal;
+        limits.apply(request, await admitted.decision);
+      } else {
+        try {
+          principal = await authenticator.authenticate(readBearerToken(request.raw));
+        } catch (error) {
+          // Failed authentication counts against the client address, so token guessing is throttled.
+          await limits.byAddress(request);
+          throw error;
+        }
+        await limits.byCredential(request, principal);
       }
-      await limits.byCredential(request, principal);
       authorize(principal, auth);
       request.principal = principal;
     };

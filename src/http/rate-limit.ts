@@ -32,18 +32,27 @@ export class RequestLimits {
 
   /** Counts one request; @throws rate_limited (with Retry-After) when the policy is spent. */
   async enforce(request: FastifyRequest, policy: PolicyName, key: string): Promise<void> {
-    const decision = await this.limiter.consume(policy, key);
+    this.apply(request, await this.limiter.consume(policy, key));
+  }
+
+  /** Records a decision taken already; @throws rate_limited when it refused the request. */
+  apply(request: FastifyRequest, decision: Decision | null): void {
     if (decision === null) return;
     (request.rateLimits ??= []).push(decision);
     if (!decision.allowed) throw rateLimited([decision]);
+  }
+
+  /** Counts one request of an authenticated caller, without a request to record it on. */
+  consumeCredential(principal: Principal): Promise<Decision | null> {
+    return this.limiter.consume('credential', credentialKey(principal));
   }
 
   byAddress(request: FastifyRequest): Promise<void> {
     return this.enforce(request, 'address', addressKey(request.ip));
   }
 
-  byCredential(request: FastifyRequest, principal: Principal): Promise<void> {
-    return this.enforce(request, 'credential', credentialKey(principal));
+  async byCredential(request: FastifyRequest, principal: Principal): Promise<void> {
+    this.apply(request, await this.consumeCredential(principal));
   }
 
   /**
@@ -60,12 +69,15 @@ export class RequestLimits {
   }
 }
 
-/** `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers) on every limited response. */
+/** One policy's member of `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers). */
+export const policyField = (d: Decision): string => `"${d.policy}";q=${d.quota};w=${d.windowSeconds}`;
+
+/** One policy's member of `RateLimit`. */
+export const limitField = (d: Decision): string => `"${d.policy}";r=${d.remaining};t=${d.resetSeconds}`;
+
+/** `RateLimit-Policy` and `RateLimit` on every limited response. */
 function writeHeaders(decisions: readonly Decision[]): { policy: string; limit: string } {
-  return {
-    policy: decisions.map((d) => `"${d.policy}";q=${d.quota};w=${d.windowSeconds}`).join(', '),
-    limit: decisions.map((d) => `"${d.policy}";r=${d.remaining};t=${d.resetSeconds}`).join(', '),
-  };
+  return { policy: decisions.map(policyField).join(', '), limit: decisions.map(limitField).join(', ') };
 }
 
 /** The RateLimit fields of a response, once per request; undefined when no limit applied. */

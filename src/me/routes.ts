@@ -1,4 +1,6 @@
-import { Type } from 'typebox';
+import fastJson from 'fast-json-stringify';
+import { type Static, Type } from 'typebox';
+import type { Principal } from '../auth/principal.js';
 import { iso } from '../clock.js';
 import { principalOf } from '../http/guard.js';
 import { NullableTimestamp, responses, Uuid } from '../http/schemas.js';
@@ -23,6 +25,24 @@ const MeResponse = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * The body of `GET /api/me` as Fastify serializes the route's response (fast-json-stringify over the
+ * same schema), for the fast path (http/fast-path.ts), which answers without Fastify.
+ */
+export const serializeMe: (body: Static<typeof MeResponse>) => string = fastJson(MeResponse);
+
+/** The body of `GET /api/me`. */
+export function meBody(p: Principal): Static<typeof MeResponse> {
+  return {
+    id: p.user.id,
+    username: p.user.username,
+    // An app token may ship inside a published game: it must not reveal its owner's email.
+    ...(p.type === 'app_token' ? {} : { email: p.user.email }),
+    auth: { type: p.type, token_id: p.credentialId, scopes: [...p.scopes], expires_at: p.expiresAt === null ? null : iso(p.expiresAt) },
+    ...(p.app ? { app: { id: p.app.id, name: p.app.name } } : {}),
+  };
+}
+
 /** `GET /api/me`: who the caller is and with what credential. */
 export function meRoutes(app: Http): void {
   app.get('/api/me', {
@@ -33,16 +53,6 @@ export function meRoutes(app: Http): void {
       security: [security.user, security.api(), security.app],
       response: responses({ 200: MeResponse }, 'unauthorized', 'invalid_token', 'validation_failed'),
     },
-    handler: async (request) => {
-      const p = principalOf(request);
-      return {
-        id: p.user.id,
-        username: p.user.username,
-        // An app token may ship inside a published game: it must not reveal its owner's email.
-        ...(p.type === 'app_token' ? {} : { email: p.user.email }),
-        auth: { type: p.type, token_id: p.credentialId, scopes: [...p.scopes], expires_at: p.expiresAt === null ? null : iso(p.expiresAt) },
-        ...(p.app ? { app: { id: p.app.id, name: p.app.name } } : {}),
-      };
-    },
+    handler: async (request) => meBody(principalOf(request)),
   });
 }

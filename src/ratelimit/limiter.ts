@@ -58,28 +58,25 @@ export class RateLimiter {
   }
 
   /** Counts one request against `key`; null when the policy is off. */
-  async consume(policy: PolicyName, key: string): Promise<Decision | null> {
+  consume(policy: PolicyName, key: string): Promise<Decision | null> {
     const entry = this.limiters.get(policy);
-    if (!entry) return null;
-    let result: RateLimiterRes;
-    let allowed = true;
-    try {
-      result = await entry.limiter.consume(key);
-    } catch (error) {
-      // rate-limiter-flexible rejects with a RateLimiterRes when the quota is spent, an Error when the store fails.
-      if (!(error instanceof RateLimiterRes)) {
-        throw new ProblemError('unavailable', { detail: 'Rate limiting is unavailable right now. Retry shortly.', headers: { 'retry-after': '5' } });
-      }
-      result = error;
-      allowed = false;
-    }
-    return {
+    if (!entry) return Promise.resolve(null);
+    const { quota } = entry;
+    const decide = (result: RateLimiterRes, allowed: boolean): Decision => ({
       policy,
-      quota: entry.quota.quota,
-      windowSeconds: entry.quota.windowSeconds,
+      quota: quota.quota,
+      windowSeconds: quota.windowSeconds,
       remaining: Math.max(0, result.remainingPoints),
       resetSeconds: Math.max(1, Math.ceil(result.msBeforeNext / 1000)),
       allowed,
-    };
+    });
+    return entry.limiter.consume(key).then(
+      (result) => decide(result, true),
+      (error: unknown) => {
+        // rate-limiter-flexible rejects with a RateLimiterRes when the quota is spent, an Error when the store fails.
+        if (error instanceof RateLimiterRes) return decide(error, false);
+        throw new ProblemError('unavailable', { detail: 'Rate limiting is unavailable right now. Retry shortly.', headers: { 'retry-after': '5' } });
+      },
+    );
   }
 }

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import lightMyRequest from 'light-my-request';
 import { createApp } from '../../src/app.js';
 import type { Clock } from '../../src/clock.js';
 import { type Config, loadConfig } from '../../src/config.js';
@@ -21,6 +22,15 @@ export interface TestApp {
   inject(options: InjectOptions): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
+
+/**
+ * In-process requests through the server's own request handler: the fast path of GET /api/me
+ * first, then Fastify (`app.inject` would skip the fast path and test a path production rarely takes).
+ */
+export const injectInto =
+  (app: FastifyInstance) =>
+  (options: InjectOptions): Promise<LightMyRequestResponse> =>
+    lightMyRequest((req, res) => app.handleRequest(req, res), options);
 
 const postgresByDir = new Map<string, string>();
 
@@ -71,7 +81,7 @@ export async function startTestApp(options: { env?: Record<string, string>; cloc
     dir: temp.dir,
     logs,
     settledLogs: () => new Promise((resolve) => setImmediate(() => resolve(logs))),
-    inject: (o) => app.inject(o),
+    inject: injectInto(app),
     async close() {
       await app.close();
       await services.close();

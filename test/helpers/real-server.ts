@@ -2,7 +2,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { startServer } from '../../src/server.js';
-import { type TestApp, tempDir } from './app.js';
+import { injectInto, type TestApp, tempDir } from './app.js';
 
 /** A {@link TestApp} backed by the real server on a random loopback port (logs are silent). */
 export interface RealServer extends TestApp {
@@ -26,7 +26,7 @@ export async function startRealServer(): Promise<RealServer> {
     logs: [],
     settledLogs: async () => [],
     port: Number(new URL(server.url).port),
-    inject: (options) => server.app.inject(options),
+    inject: injectInto(server.app),
     async close() {
       await server.close();
       temp.remove();

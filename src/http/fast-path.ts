@@ -1,0 +1,148 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type { FastifyServerOptions } from 'fastify';
+import type { Authenticator } from '../auth/authenticator.js';
+import type { Principal } from '../auth/principal.js';
+import type { ChangeFeed } from '../changes/feed.js';
+import { meBody, serializeMe } from '../me/routes.js';
+import type { Decision } from '../ratelimit/limiter.js';
+import { readBearerToken } from './bearer.js';
+import { SECURITY_HEADERS } from './headers.js';
+import { type AccessLog, urlField } from './logging.js';
+import { limitField, policyField, type RequestLimits } from './rate-limit.js';
+
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/**
+ * What the fast path did before it handed a request on: who the caller is, and the rate-limit
+ * decision already counted for it (the guard uses both instead of counting the request twice).
+ */
+export interface Admission {
+  readonly principal: Principal;
+  readonly decision: Promise<Decision | null>;
+}
+
+const admissions = new WeakMap<IncomingMessage, Admission>();
+
+/** The admission the fast path left on a request, once. */
+export function takeAdmission(req: IncomingMessage): Admission | undefined {
+  const admission = admissions.get(req);
+  if (admission) admissions.delete(req);
+  return admission;
+}
+
+const ME_URL = urlField('/api/me');
+const CONSTANT_HEADERS: readonly string[] = [...Object.entries(SECURITY_HEADERS).flat(), 'content-type', 'application/json; charset=utf-8'];
+
+export interface FastPathDeps {
+  readonly authenticator: Authenticator;
+  readonly limits: RequestLimits;
+  readonly feed: ChangeFeed;
+  readonly accessLog: AccessLog;
+  readonly clientAddress: (req: IncomingMessage) => string | undefined;
+}
+
+/**
+ * `GET /api/me` is what every other service of the platform calls to authenticate a request, so it
+ * is answered here, ahead of Fastify, when the framework has nothing to add: after the change feed
+ * has caught up (as before every API request), the caches vouch for the bearer token (no store
+ * read, no signature check) and the rate limit allows the request. The answer is the route's own:
+ * the same body (same schema serializer), headers, RateLimit fields and access-log line. What is
+ * skipped is Fastify's per-request machinery: request and reply objects, hook runners, routing.
+ *
+ * Everything else, every error included, goes to Fastify untouched. Once the fast path has counted
+ * a request against the rate limit, it hands it on with an {@link Admission} so the guard does not
+ * count it twice. test/http/fast-path.test.ts holds both paths to the same bytes.
+ */
+export class FastPath {
+  private closing = false;
+  /** Requests answered here rather than by Fastify (tests use it to know which path answered). */
+  answered = 0;
+  private readonly bodies = new WeakMap<Principal, { body: string; length: string }>();
+
+  constructor(private readonly deps: FastPathDeps) {}
+
+  /** From now on every request goes to Fastify (which then adds `Connection: close` and 503s). */
+  close(): void {
+    this.closing = true;
+  }
+
+  handle(req: IncomingMessage, res: ServerResponse, fallback: RequestHandler): void {
+    const start = performance.now();
+    if (req.method !== 'GET' || req.url !== '/api/me' || this.closing || req.headers.authorization === undefined) return fallback(req, res);
+    let token: string;
+    try {
+      token = readBearerToken(req);
+    } catch {
+      return fallback(req, res);
+    }
+    // Catch up with changes other processes made first, so the caches are current when asked.
+    const pending = this.deps.feed.sync();
+    if (pending === undefined) this.admit(req, res, fallback, token, start);
+    else pending.then(() => this.admit(req, res, fallback, token, start), () => fallback(req, res));
+  }
+
+  private admit(req: IncomingMessage, res: ServerResponse, fallback: RequestHandler, token: string, start: number): void {
+    const principal = this.deps.authenticator.cached(token);
+    if (principal === null) return fallback(req, res);
+    const decision = this.deps.limits.consumeCredential(principal);
+    decision.then(
+      (d) => {
+        if (d !== null && !d.allowed) return this.handOn(req, res, fallback, principal, decision);
+        try {
+          this.respond(req, res, principal, d, start);
+        } catch {
+          if (!res.headersSent) this.handOn(req, res, fallback, principal, decision);
+        }
+      },
+      () => this.handOn(req, res, fallback, principal, decision),
+    );
+  }
+
+  /**
+   * The serialized answer for a principal. It depends on nothing else, and cached principals are
+   * the same objects request after request, so each is serialized once.
+   */
+  private bodyOf(principal: Principal): { body: string; length: string } {
+    let cached = this.bodies.get(principal);
+    if (!cached) {
+      const body = serializeMe(meBody(principal));
+      cached = { body, length: String(Buffer.byteLength(body)) };
+      this.bodies.set(principal, cached);
+    }
+    return cached;
+  }
+
+  private handOn(req: IncomingMessage, res: ServerResponse, fallback: RequestHandler, principal: Principal, decision: Promise<Decision | null>): void {
+    admissions.set(req, { principal, decision });
+    fallback(req, res);
+  }
+
+  private respond(req: IncomingMessage, res: ServerResponse, principal: Principal, decision: Decision | null, start: number): void {
+    const id = randomUUID();
+    const { body, length } = this.bodyOf(principal);
+    const headers =
+      decision === null
+        ? [...CONSTANT_HEADERS, 'x-request-id', id, 'content-length', length]
+        : [...CONSTANT_HEADERS, 'x-request-id', id, 'content-length', length, 'ratelimit-policy', policyField(decision), 'ratelimit', limitField(decision)];
+    res.writeHead(200, headers);
+    res.end(body);
+    this.answered++;
+    const { accessLog, clientAddress } = this.deps;
+    if (accessLog.enabled()) accessLog.line(id, 'GET', ME_URL, 200, performance.now() - start, clientAddress(req), principal);
+  }
+}
+
+/**
+ * The HTTP server Fastify would create for these options, with `handler` in front of Fastify's own
+ * (given to Fastify as its `serverFactory`).
+ */
+export function createHttpServer(options: FastifyServerOptions & { http?: ServerOptions }, handler: RequestHandler): Server {
+  const server = createServer(options.http ?? {}, handler);
+  if (options.keepAliveTimeout !== undefined) server.keepAliveTimeout = options.keepAliveTimeout;
+  if (options.requestTimeout !== undefined) server.requestTimeout = options.requestTimeout;
+  server.setTimeout(options.connectionTimeout ?? 0);
+  if (options.maxRequestsPerSocket) server.maxRequestsPerSocket = options.maxRequestsPerSocket;
+  return server;
+}
