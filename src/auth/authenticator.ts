@@ -1,5 +1,5 @@
 import type { FeedEvent } from '../changes/feed.js';
-import { type Clock, iso } from '../clock.js';
+import type { Clock } from '../clock.js';
 import { invalidToken } from '../errors.js';
 import { BoundedMap } from '../lib/bounded-map.js';
 import type { Session, SessionStore } from '../sessions/store.js';
@@ -18,6 +18,20 @@ interface TokenEntry {
   readonly principal: Principal;
   readonly revoked: boolean;
 }
+
+/** What authentication needs of a session, with its expiry parsed once. */
+interface CachedSession {
+  readonly userId: string;
+  readonly revoked: boolean;
+  /** Milliseconds since the epoch. */
+  readonly expiresAt: number;
+}
+
+const toCachedSession = (session: Session): CachedSession => ({
+  userId: session.userId,
+  revoked: session.revokedAt !== null,
+  expiresAt: Date.parse(session.expiresAt),
+});
 
 interface JwtEntry {
   readonly principal: Principal;
@@ -42,7 +56,7 @@ export interface AuthenticatorDeps {
  */
 export class Authenticator {
   private readonly jwts = new BoundedMap<string, JwtEntry>(CACHE_SIZE);
-  private readonly sessions = new BoundedMap<string, Session | null>(CACHE_SIZE);
+  private readonly sessions = new BoundedMap<string, CachedSession | null>(CACHE_SIZE);
   private readonly tokens = new BoundedMap<string, TokenEntry>(CACHE_SIZE);
   private readonly digestsById = new Map<string, string>();
   /**
@@ -168,9 +182,10 @@ export class Authenticator {
     return entry;
   }
 
-  private async lookupSession(id: string): Promise<Session | null> {
+  private async lookupSession(id: string): Promise<CachedSession | null> {
     const generation = this.generation;
-    const session = (await this.deps.sessions.findById(id)) ?? null;
+    const found = await this.deps.sessions.findById(id);
+    const session = found ? toCachedSession(found) : null;
     // Only a revoked or missing session is final; an active one is cached too, and forget() drops it.
     if (generation === this.generation) this.sessions.set(id, session);
     return session;
@@ -178,8 +193,8 @@ export class Authenticator {
 }
 
 /** A verified JWT is valid while its session is: same user, not revoked, not expired. */
-function acceptSession(entry: JwtEntry, session: Session | null | undefined, now: number): Principal {
-  if (!session || session.userId !== entry.principal.user.id || session.revokedAt !== null || session.expiresAt <= iso(now)) {
+function acceptSession(entry: JwtEntry, session: CachedSession | null | undefined, now: number): Principal {
+  if (!session || session.userId !== entry.principal.user.id || session.revoked || session.expiresAt <= now) {
     throw invalidToken();
   }
   return entry.principal;

@@ -7,7 +7,7 @@ import type { Principal } from '../auth/principal.js';
 import type { ChangeFeed } from '../changes/feed.js';
 import { meBody, serializeMe } from '../me/routes.js';
 import type { Decision } from '../ratelimit/limiter.js';
-import { readBearerToken } from './bearer.js';
+import { plainBearerToken } from './bearer.js';
 import { SECURITY_HEADERS } from './headers.js';
 import { type AccessLog, urlField } from './logging.js';
 import { limitField, policyField, type RequestLimits } from './rate-limit.js';
@@ -70,13 +70,10 @@ export class FastPath {
 
   handle(req: IncomingMessage, res: ServerResponse, fallback: RequestHandler): void {
     const start = performance.now();
-    if (req.method !== 'GET' || req.url !== '/api/me' || this.closing || req.headers.authorization === undefined) return fallback(req, res);
-    let token: string;
-    try {
-      token = readBearerToken(req);
-    } catch {
-      return fallback(req, res);
-    }
+    if (req.method !== 'GET' || req.url !== '/api/me' || this.closing) return fallback(req, res);
+    // Any other form of the header (other spacing or casing, errors) is Fastify's to read.
+    const token = plainBearerToken(req);
+    if (token === undefined) return fallback(req, res);
     // Catch up with changes other processes made first, so the caches are current when asked.
     const pending = this.deps.feed.sync();
     if (pending === undefined) this.admit(req, res, fallback, token, start);

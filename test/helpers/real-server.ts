@@ -43,12 +43,13 @@ export interface RawResponse {
 
 /**
  * Sends `head` (request line and headers, without the blank line) byte for byte over a fresh
- * connection with `Connection: close`, and reads the whole response.
+ * connection with `Connection: close`, and reads the whole response (the server closes).
  */
 export function rawRequest(port: number, head: string): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    const socket = connect(port, '127.0.0.1', () => socket.end(`${head}\r\nConnection: close\r\n\r\n`));
+    // Written, not ended: a half-closed connection makes Node abort a request still being answered.
+    const socket = connect(port, '127.0.0.1', () => socket.write(`${head}\r\nConnection: close\r\n\r\n`));
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
     // A server that refuses a request may reset the connection after answering: keep what arrived.
     socket.on('error', (error) => (chunks.length === 0 ? reject(error) : undefined));

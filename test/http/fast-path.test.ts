@@ -2,7 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { bearer, createApiToken, expectProblem, json, login, registerApp, signup, type TestUser } from '../helpers/api.js';
-import { startRealServer } from '../helpers/real-server.js';
+import { rawRequest, startRealServer } from '../helpers/real-server.js';
 
 /*
  * GET /api/me is answered ahead of Fastify when the caches vouch for the token (http/fast-path.ts).
@@ -200,6 +200,31 @@ describe('the real server', () => {
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
       expect(res.headers.get('keep-alive')).toBe('timeout=72');
       expect(((await res.json()) as { id: string }).id).toBe(user.id);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('with a token the cache vouches for, still refuses two Authorization headers and reads other header forms as Fastify does', async () => {
+    const server = await startRealServer();
+    try {
+      const user = await signup(server);
+      const send = (headers: string) => rawRequest(server.port, `GET /api/me HTTP/1.1\r\nHost: localhost\r\n${headers}`);
+      expect((await send(`Authorization: Bearer ${user.jwt}`)).status).toBe(200);
+      const before = server.app.fastPath.answered;
+      const twice = await send(`Authorization: Bearer ${user.jwt}\r\nAuthorization: Bearer ${user.jwt}`);
+      expect(twice.status).toBe(400);
+      expect(JSON.parse(twice.body)).toMatchObject({ code: 'validation_failed' });
+      expect(twice.headers['www-authenticate']).toBe('Bearer realm="rz", error="invalid_request"');
+      // Valid but unusual forms: scheme casing, extra spaces, a tab (RFC 9110 / 6750).
+      for (const form of [`bearer ${user.jwt}`, `Bearer   ${user.jwt}`, `Bearer\t${user.jwt}`, `BEARER ${user.jwt} `]) {
+        expect((await send(`Authorization: ${form}`)).status, form).toBe(200);
+      }
+      // Not tokens, though they start with one.
+      for (const form of [`Bearer ${user.jwt}\u00a0`, `Bearer ${user.jwt} x`, `Bearer ${user.jwt},`]) {
+        expect((await send(`Authorization: ${form}`)).status, form).toBe(401);
+      }
+      expect(server.app.fastPath.answered).toBe(before);
     } finally {
       await server.close();
     }
