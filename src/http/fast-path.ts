@@ -69,8 +69,8 @@ export class FastPath {
   }
 
   handle(req: IncomingMessage, res: ServerResponse, fallback: RequestHandler): void {
-    const start = performance.now();
     if (req.method !== 'GET' || req.url !== '/api/me' || this.closing) return fallback(req, res);
+    const start = performance.now();
     // Any other form of the header (other spacing or casing, errors) is Fastify's to read.
     const token = plainBearerToken(req);
     if (token === undefined) return fallback(req, res);
