@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { createApp } from './app.js';
 import type { Config } from './config.js';
-import { primeNextTick } from './lib/next-tick.js';
 import { createServices, type Services } from './services.js';
 
 export interface RunningServer {
@@ -15,8 +14,6 @@ export interface RunningServer {
 
 /** Starts rz-auth: services, HTTP app, listen. */
 export async function startServer(config: Config): Promise<RunningServer> {
-  // Before anything boots: see primeNextTick.
-  await primeNextTick();
   let app: FastifyInstance | undefined;
   const services = await createServices(config, {
     onError: (error, context) => app?.log.error({ err: error }, context),
