@@ -131,12 +131,14 @@ export class ProblemError extends Error {
   ) {
     // A client error is an expected answer, not a fault: nothing reads its stack, and capturing
     // one was a tenth of the CPU of answering a flood of invalid tokens. Server errors keep theirs.
+    const { status } = PROBLEMS[code];
+    const detail = options.detail ?? PROBLEMS[code].detail;
     const stackTraceLimit = Error.stackTraceLimit;
-    if (PROBLEMS[code].status < 500) Error.stackTraceLimit = 0;
-    super(options.detail ?? PROBLEMS[code].detail);
+    if (status < 500) Error.stackTraceLimit = 0;
+    super(detail);
     Error.stackTraceLimit = stackTraceLimit;
-    this.status = PROBLEMS[code].status;
-    this.detail = options.detail ?? PROBLEMS[code].detail;
+    this.status = status;
+    this.detail = detail;
     this.errors = options.errors;
     this.headers = options.headers ?? {};
   }
