@@ -2,6 +2,8 @@
 // Memory settings, the same as `npm start` (README, "Performance"): a small V8 young generation
 // (about 25 MB less under load for a few more, cheap scavenges), and one glibc malloc arena, so the
 // 19 MiB argon2id buffers of every thread-pool thread are reused instead of kept per thread.
+// First: keeps process.nextTick's tick-object literal monomorphic (see the module).
+import './lib/next-tick-shape.js';
 import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
 import { readPassword } from './cli/password-input.js';
