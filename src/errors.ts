@@ -131,8 +131,9 @@ export class ProblemError extends Error {
   ) {
     // A client error is an expected answer, not a fault: nothing reads its stack, and capturing
     // one was a tenth of the CPU of answering a flood of invalid tokens. Server errors keep theirs.
-    const { status } = PROBLEMS[code];
-    const detail = options.detail ?? PROBLEMS[code].detail;
+    const problem = PROBLEMS[code];
+    const status = problem.status;
+    const detail = options.detail ?? problem.detail;
     const stackTraceLimit = Error.stackTraceLimit;
     if (status < 500) Error.stackTraceLimit = 0;
     super(detail);
