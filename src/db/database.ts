@@ -35,10 +35,10 @@ export function loadSqlite(): typeof BetterSqlite3 {
  * is loaded only when it is used, so the embedded default does not carry it in memory.
  */
 export async function openDatabase(config: DatabaseConfig): Promise<Database> {
-  return config.kind === 'sqlite' ? openSqlite(config.path, config.synchronous) : openPostgres(config.url, config.poolSize);
+  return config.kind === 'sqlite' ? openSqlite(config) : openPostgres(config.url, config.poolSize);
 }
 
-function openSqlite(path: string, synchronous: 'NORMAL' | 'FULL'): Database {
+function openSqlite({ path, synchronous, cacheKiB }: Extract<DatabaseConfig, { kind: 'sqlite' }>): Database {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const Sqlite = loadSqlite();
   const sqlite = new Sqlite(path);
@@ -48,6 +48,8 @@ function openSqlite(path: string, synchronous: 'NORMAL' | 'FULL'): Database {
   sqlite.pragma('foreign_keys = ON');
   // Several processes (workers, the CLI) may write to one file: wait for the lock, don't fail.
   sqlite.pragma('busy_timeout = 5000');
+  // A negative cache_size is a size in KiB. The cache fills as the file grows and is never given back.
+  sqlite.pragma(`cache_size = -${cacheKiB}`);
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
   const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return {

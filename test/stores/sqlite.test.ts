@@ -1,4 +1,6 @@
 import { join } from 'node:path';
+import { sql } from 'kysely';
+import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
 import { tempDir } from '../helpers/app.js';
 import { storeContract } from './contract.js';
@@ -6,7 +8,21 @@ import { storeContract } from './contract.js';
 storeContract('SQLite', () => {
   const dir = tempDir();
   return {
-    open: async () => openDatabase({ kind: 'sqlite', path: join(dir.dir, 'rz.db'), synchronous: 'NORMAL' }),
+    open: async () => openDatabase({ kind: 'sqlite', path: join(dir.dir, 'rz.db'), synchronous: 'NORMAL', cacheKiB: 2048 }),
     cleanup: async () => dir.remove(),
   };
+});
+
+describe('SQLite connection settings', () => {
+  it.each([2048, 65536])('sizes the page cache from SQLITE_CACHE_KIB (%i KiB), not the driver default', async (cacheKiB) => {
+    const dir = tempDir();
+    const database = await openDatabase({ kind: 'sqlite', path: join(dir.dir, 'rz.db'), synchronous: 'NORMAL', cacheKiB });
+    try {
+      const { rows } = await sql<{ cache_size: number }>`pragma cache_size`.execute(database.db);
+      expect(rows).toEqual([{ cache_size: -cacheKiB }]);
+    } finally {
+      await database.close();
+      dir.remove();
+    }
+  });
 });

@@ -24,8 +24,8 @@ describe('change feed', () => {
     const dir = tempDir();
     dirs.push(dir.remove);
     const path = join(dir.dir, 'rz.db');
-    const mine = await openDatabase({ kind: 'sqlite', path, synchronous: 'NORMAL' });
-    const theirs = await openDatabase({ kind: 'sqlite', path, synchronous: 'NORMAL' });
+    const mine = await openDatabase({ kind: 'sqlite', path, synchronous: 'NORMAL', cacheKiB: 2048 });
+    const theirs = await openDatabase({ kind: 'sqlite', path, synchronous: 'NORMAL', cacheKiB: 2048 });
     open.push(mine, theirs);
     await migrateToLatest(mine.db);
     let checks = 0;

@@ -7,7 +7,7 @@ describe('configuration', () => {
     expect(config).toMatchObject({
       port: 3000,
       host: '127.0.0.1',
-      database: { kind: 'sqlite', path: './data/rz-auth.db', synchronous: 'NORMAL' },
+      database: { kind: 'sqlite', path: './data/rz-auth.db', synchronous: 'NORMAL', cacheKiB: 2048 },
       redisUrl: null,
       logLevel: 'info',
       jwt: { ttlSeconds: 3600, issuer: 'rz-auth', audience: 'rz-api' },
@@ -27,6 +27,8 @@ describe('configuration', () => {
     [{ PORT: '70000' }, /PORT/],
     [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL/],
     [{ DATABASE_URL: 'sqlite:' }, /DATABASE_URL/],
+    [{ SQLITE_CACHE_KIB: '32' }, /SQLITE_CACHE_KIB/],
+    [{ SQLITE_CACHE_KIB: '2MB' }, /SQLITE_CACHE_KIB/],
     [{ REDIS_URL: 'http://x' }, /REDIS_URL/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
     [{ JWT_TTL_SECONDS: '10' }, /JWT_TTL_SECONDS/],
