@@ -99,12 +99,13 @@ async function probe(ready: (url: string) => Promise<boolean>, url: string): Pro
  * --max-semi-space-size=4 dist/cli.js serve`), read from package.json so the benchmark runs rz-auth
  * exactly as shipped.
  */
-function startCommand(): { env: Record<string, string>; flags: string[] } {
+export function startCommand(): { env: Record<string, string>; flags: string[] } {
   const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } };
   const match = /^((?:[A-Z_]+=\S+\s+)*)node\s+(.*?)\s*dist\/cli\.js serve$/.exec(scripts.start);
   if (!match) throw new Error(`unexpected start script: ${scripts.start}`);
   const words = (text: string | undefined) => (text ?? '').split(/\s+/).filter(Boolean);
-  const env = Object.fromEntries(words(match[1]).map((assignment) => assignment.split('=', 2) as [string, string]));
+  // Split at the first `=` only: a value may hold more (GLIBC_TUNABLES=glibc.malloc.hugetlb=1).
+  const env = Object.fromEntries(words(match[1]).map((assignment) => [assignment.slice(0, assignment.indexOf('=')), assignment.slice(assignment.indexOf('=') + 1)]));
   return { env, flags: words(match[2]) };
 }
 
@@ -116,12 +117,16 @@ export async function startRzAuth(env: (port: number) => NodeJS.ProcessEnv): Pro
   return startServer('rz-auth', [...start.flags, join(ROOT, 'dist', 'cli.js'), 'serve'], { ...start.env, ...env(port) }, port, ready);
 }
 
-/** The bare Fastify ceiling (bench/ceiling-server.ts, loaded through tsx). */
+/**
+ * The bare Fastify ceiling (bench/ceiling-server.ts, loaded through tsx), with the same malloc
+ * settings and Node flags as rz-auth, so that a ratio measures rz-auth's work, not runtime tuning.
+ */
 export async function startCeiling(): Promise<ServerProcess> {
   const port = await freePort();
   const { PATH, HOME } = process.env;
-  const env = { ...(PATH === undefined ? {} : { PATH }), ...(HOME === undefined ? {} : { HOME }), PORT: String(port) };
+  const start = startCommand();
+  const env = { ...start.env, ...(PATH === undefined ? {} : { PATH }), ...(HOME === undefined ? {} : { HOME }), PORT: String(port) };
   const ready = async (url: string) =>
     (await fetch(`${url}/api/me`, { headers: { authorization: 'Bearer ready' }, signal: AbortSignal.timeout(1000) })).ok;
-  return startServer('ceiling', ['--import', 'tsx', join(ROOT, 'bench', 'ceiling-server.ts')], env, port, ready);
+  return startServer('ceiling', [...start.flags, '--import', 'tsx', join(ROOT, 'bench', 'ceiling-server.ts')], env, port, ready);
 }
