@@ -105,7 +105,12 @@ export function startCommand(): { env: Record<string, string>; flags: string[] }
   if (!match) throw new Error(`unexpected start script: ${scripts.start}`);
   const words = (text: string | undefined) => (text ?? '').split(/\s+/).filter(Boolean);
   // Split at the first `=` only: a value may hold more (GLIBC_TUNABLES=glibc.malloc.hugetlb=1).
-  const env = Object.fromEntries(words(match[1]).map((assignment) => [assignment.slice(0, assignment.indexOf('=')), assignment.slice(assignment.indexOf('=') + 1)]));
+  const env = Object.fromEntries(
+    words(match[1]).map((assignment) => {
+      const [name, ...value] = assignment.split('=');
+      return [name, value.join('=')];
+    }),
+  );
   return { env, flags: words(match[2]) };
 }
 
