@@ -22,9 +22,21 @@ const rateLimited = (decisions: readonly Decision[]) =>
     headers: { 'retry-after': String(Math.max(...decisions.map((d) => d.resetSeconds))) },
   });
 
-/** The bucket of an authenticated caller: the user for user tokens, the token itself otherwise. */
-export const credentialKey = (principal: Principal): string =>
-  principal.type === 'user' ? `user:${principal.user.id}` : `token:${principal.credentialId}`;
+const credentialKeys = new WeakMap<Principal, string>();
+
+/**
+ * The bucket of an authenticated caller: the user for user tokens, the token itself otherwise.
+ * Cached principals are the same object request after request, so each key is built (and hashed
+ * by the counter store's map) once.
+ */
+export function credentialKey(principal: Principal): string {
+  let key = credentialKeys.get(principal);
+  if (key === undefined) {
+    key = principal.type === 'user' ? `user:${principal.user.id}` : `token:${principal.credentialId}`;
+    credentialKeys.set(principal, key);
+  }
+  return key;
+}
 
 /** Counts requests against the policies and records the decisions for the response headers. */
 export class RequestLimits {
@@ -69,8 +81,19 @@ export class RequestLimits {
   }
 }
 
-/** One policy's member of `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers). */
-export const policyField = (d: Decision): string => `"${d.policy}";q=${d.quota};w=${d.windowSeconds}`;
+const policyFields = new Map<string, { readonly quota: number; readonly windowSeconds: number; readonly field: string }>();
+
+/**
+ * One policy's member of `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers). It is the same
+ * on every response of the policy, so it is built once per quota.
+ */
+export function policyField(d: Decision): string {
+  const known = policyFields.get(d.policy);
+  if (known?.quota === d.quota && known.windowSeconds === d.windowSeconds) return known.field;
+  const field = `"${d.policy}";q=${d.quota};w=${d.windowSeconds}`;
+  policyFields.set(d.policy, { quota: d.quota, windowSeconds: d.windowSeconds, field });
+  return field;
+}
 
 /** One policy's member of `RateLimit`. */
 export const limitField = (d: Decision): string => `"${d.policy}";r=${d.remaining};t=${d.resetSeconds}`;

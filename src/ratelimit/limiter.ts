@@ -48,7 +48,9 @@ export class RateLimiter {
           })
         : cluster.isWorker
           ? new RateLimiterCluster({ ...options, timeoutMs: 2000 })
-          : new RateLimiterMemory(options);
+          : // One store per policy in this process: no prefix needed, and without one the caller's
+            // key string (cached per credential) is the map key, its hash computed once.
+            new RateLimiterMemory({ ...options, keyPrefix: '' });
       this.limiters.set(policy, { limiter, quota });
     }
   }

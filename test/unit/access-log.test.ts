@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import type { Principal } from '../../src/auth/principal.js';
+import { AccessLog, hundredths, urlField } from '../../src/http/logging.js';
+
+describe('hundredths: the access log\'s "ms" field', () => {
+  const reference = (ms: number) => String(Math.round(ms * 100) / 100);
+
+  it('writes every whole number of hundredths up to 10 s exactly as JavaScript would', () => {
+    const wrong: number[] = [];
+    for (let n = 0; n <= 1_000_000; n++) if (hundredths(n / 100) !== reference(n / 100)) wrong.push(n / 100);
+    expect(wrong).toEqual([]);
+  });
+
+  it('rounds like Math.round, across magnitudes and at the halves', () => {
+    const samples = [0, 0.004, 0.005, 0.0049999, 0.015, 0.125, 0.999, 0.995, 1.005, 2.675, 9.995, 99.995, 12345.678, 2 ** 24 + 0.123];
+    for (let i = 0; i < 20_000; i++) samples.push(Math.random() * 10 ** Math.floor(Math.random() * 9));
+    expect(samples.filter((ms) => hundredths(ms) !== reference(ms))).toEqual([]);
+  });
+
+  it('falls back to JavaScript for what is not a small non-negative figure', () => {
+    for (const ms of [-0.5, -3, 3e7, 1e300, Number.NaN, Number.POSITIVE_INFINITY]) expect(hundredths(ms)).toBe(reference(ms));
+  });
+});
+
+describe('AccessLog lines', () => {
+  const principal: Principal = {
+    type: 'api_token',
+    user: { id: 'user-1', username: 'ada', email: 'ada@example.com' },
+    credentialId: 'token-1',
+    scopes: [],
+    expiresAt: null,
+    app: null,
+  };
+
+  function collect(): { log: AccessLog; lines: () => Record<string, unknown>[] } {
+    let written = '';
+    const log = new AccessLog(() => 'info', { write: (chunk: string) => (written += chunk) });
+    return { log, lines: () => written.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) };
+  }
+
+  it('writes each line with its own address, time and caller, past the address cache filling up', async () => {
+    const { log, lines } = collect();
+    const before = Date.now();
+    const addresses = Array.from({ length: 2500 }, (_, i) => `10.0.${i >> 8}.${i & 255}`);
+    addresses.forEach((remote, i) => log.line(`id-${i}`, 'GET', urlField('/api/me'), 200, i / 1000, remote, i % 2 ? principal : null));
+    log.line('odd', 'GET', urlField('/x'), 401, 1.006, 'fe80::1%"eth0"', null);
+    log.line('none', 'GET', urlField('/x'), 401, 0, undefined, null);
+    await new Promise((resolve) => setImmediate(resolve));
+    const written = lines();
+    expect(written).toHaveLength(addresses.length + 2);
+    written.slice(0, addresses.length).forEach((line, i) => {
+      expect(line).toMatchObject({ request_id: `id-${i}`, remote: addresses[i], ms: Math.round((i / 1000) * 100) / 100, url: '/api/me', status: 200 });
+      if (i % 2) expect(line).toMatchObject({ auth: 'api_token', user_id: 'user-1', credential_id: 'token-1' });
+      else expect(line).not.toHaveProperty('auth');
+      expect(line.time).toBeGreaterThanOrEqual(before);
+      expect(line.time).toBeLessThanOrEqual(Date.now());
+    });
+    expect(written.at(-2)).toMatchObject({ request_id: 'odd', remote: 'fe80::1%"eth0"', ms: 1.01 });
+    expect(written.at(-1)).toMatchObject({ request_id: 'none', remote: null, ms: 0 });
+  });
+});
