@@ -24,6 +24,17 @@ export interface RoundResult extends LoadResult {
   readonly cpuUsPerRequest: number | null;
   /** The background load (the login flood), when the scenario has one. */
   readonly background?: LoadDescription & { readonly rps: number; readonly p99Ms: number; readonly failures: number };
+  /**
+   * For a bracketed scenario: the ceiling it is compared with, the mean of the ceiling measured
+   * just before it and just after it.
+   */
+  readonly ceiling?: { readonly rps: number; readonly cpuUsPerRequest: number | null };
+}
+
+/** The mean of two ceiling measurements, what a bracketed measurement between them is compared with. */
+export function bracket(before: RoundResult, after: RoundResult): NonNullable<RoundResult['ceiling']> {
+  const us = before.cpuUsPerRequest === null || after.cpuUsPerRequest === null ? null : (before.cpuUsPerRequest + after.cpuUsPerRequest) / 2;
+  return { rps: (before.rps + after.rps) / 2, cpuUsPerRequest: us };
 }
 
 export interface Timing {

@@ -20,11 +20,16 @@ export interface ScenarioSummary {
   readonly peakRssMb: number | null;
   readonly serverCores: number | null;
   readonly cpuUsPerRequest: number | null;
-  /** Median req/s over the ceiling's median req/s; null for the ceiling and for latency probes. */
+  /**
+   * req/s over the ceiling's: for a bracketed scenario the median over its rounds of req/s over the
+   * mean of the two ceiling measurements around it, otherwise the median round's req/s over the
+   * median of every ceiling measurement. Null for the ceiling and for latency probes.
+   */
   readonly ratio: number | null;
   /**
-   * The ceiling's CPU time per request over this scenario's: the ratio if both were CPU-bound with
-   * the core to themselves, so less sensitive to other processes than `ratio`. Null with a background load.
+   * The ceiling's CPU time per request over this scenario's, taken the same way: the ratio if both
+   * were CPU-bound with the core to themselves, so less sensitive to other processes than `ratio`.
+   * Null with a background load.
    */
   readonly cpuRatio: number | null;
   readonly checks: readonly Check[];
@@ -54,6 +59,25 @@ function check(target: Target, s: Omit<ScenarioSummary, 'checks'>, cores: number
   }
 }
 
+const middleValue = (values: readonly number[]): number | null => {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length / 2;
+  return Number.isInteger(middle) ? ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2 : (sorted[Math.floor(middle)] ?? null);
+};
+
+/** req/s and CPU ratios of a bracketed scenario: each round against its own ceiling, then the median. */
+function bracketedRatios(rounds: readonly RoundResult[]): { ratio: number | null; cpuRatio: number | null } {
+  const ratios: number[] = [];
+  const cpuRatios: number[] = [];
+  for (const { ceiling, rps, cpuUsPerRequest } of rounds) {
+    if (!ceiling) continue;
+    if (ceiling.rps > 0) ratios.push(rps / ceiling.rps);
+    if (ceiling.cpuUsPerRequest !== null && cpuUsPerRequest) cpuRatios.push(ceiling.cpuUsPerRequest / cpuUsPerRequest);
+  }
+  return { ratio: middleValue(ratios), cpuRatio: middleValue(cpuRatios) };
+}
+
 /** Reduces each scenario's rounds to the figures reported, with the ratio to the ceiling. */
 export function summarize(scenarios: readonly Scenario[], results: ReadonlyMap<string, RoundResult[]>, cores: number): ScenarioSummary[] {
   const ceilingRounds = results.get('ceiling') ?? [];
@@ -65,6 +89,13 @@ export function summarize(scenarios: readonly Scenario[], results: ReadonlyMap<s
     if (rounds.length === 0) return [];
     const median = medianOf(rounds, scenario.probe ? (r) => r.p99Ms : (r) => r.rps);
     const rss = rounds.map((r) => r.peakRssMb).filter((v): v is number => v !== null);
+    const compared = scenario.id !== 'ceiling' && !scenario.probe;
+    const ratios = scenario.bracketed
+      ? bracketedRatios(rounds)
+      : {
+          ratio: compared && ceilingRps !== null ? median.rps / ceilingRps : null,
+          cpuRatio: compared && !scenario.background && ceilingUs !== null && median.cpuUsPerRequest !== null ? ceilingUs / median.cpuUsPerRequest : null,
+        };
     const base = {
       id: scenario.id,
       title: scenario.title,
@@ -75,11 +106,7 @@ export function summarize(scenarios: readonly Scenario[], results: ReadonlyMap<s
       peakRssMb: rss.length > 0 ? Math.max(...rss) : null,
       serverCores: median.cpu.server,
       cpuUsPerRequest: scenario.background ? null : median.cpuUsPerRequest,
-      ratio: scenario.id === 'ceiling' || scenario.probe || ceilingRps === null ? null : median.rps / ceilingRps,
-      cpuRatio:
-        scenario.id === 'ceiling' || scenario.probe || scenario.background || ceilingUs === null || median.cpuUsPerRequest === null
-          ? null
-          : ceilingUs / median.cpuUsPerRequest,
+      ...ratios,
       rounds,
     };
     const checks = scenario.targets.map((t) => check(t, base, cores));

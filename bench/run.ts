@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { type CpuLayout, cpusFor, pin, planCpus, raisePriority } from './cpus.js';
 import { createStore, rateLimitEnv, rzAuthEnv, type Store } from './env.js';
 import { describeMachine, type Machine, machineLine } from './machine.js';
-import { measureRound, type RoundResult, settle } from './measure.js';
+import { bracket, measureRound, type RoundResult, settle, type Timing } from './measure.js';
 import { type Options, parseOptions, USAGE, UsageError } from './options.js';
 import { markdownTable, type ScenarioSummary, summarize, tableRows, textTable } from './report.js';
 import { type Scenario, SCENARIOS } from './scenarios.js';
@@ -14,7 +14,8 @@ import { createCredentials } from './setup.js';
 /*
  * `npm run bench`: the cost of authentication, as a ratio to a bare Fastify server measured in the
  * same run. Each round runs the ceiling and then every scenario, so slow drift on a shared machine
- * (another job starting) hits the ceiling and the scenarios alike. Exit status: 0 whatever the
+ * (another job starting) hits the ceiling and the scenarios alike; the hot-path scenarios are
+ * each measured between two ceiling measurements and compared with those. Exit status: 0 whatever the
  * figures, 1 when something broke (a server did not start or died, a load was mostly errors),
  * 2 for a bad command line.
  */
@@ -49,7 +50,14 @@ function warnings(summaries: readonly ScenarioSummary[]): string[] {
   return found;
 }
 
-/** Every round: the ceiling, then each scenario, each on its CPUs, waiting for the server to idle in between. */
+/** The warm-up of a ceiling measured again within a round: its process is warm already. */
+const REPEAT_WARMUP_SECONDS = 1;
+
+/**
+ * Every round: the ceiling, then each scenario, each on its CPUs, waiting for the server to idle in
+ * between. A bracketed scenario is measured between two ceiling measurements (the one before may
+ * be the previous scenario's one after), and keeps their mean as its reference.
+ */
 async function measureAll(options: Options, scenarios: readonly Scenario[], servers: Record<Scenario['server'], ServerProcess>, layout: CpuLayout): Promise<Map<string, RoundResult[]>> {
   const credentials = await createCredentials(servers['rz-auth'].url);
   pin(process.pid, layout.loadGenerator);
@@ -57,14 +65,34 @@ async function measureAll(options: Options, scenarios: readonly Scenario[], serv
     throw new Error('--high-priority: not permitted to raise priority (needs root or CAP_SYS_NICE)');
   }
   const results = new Map<string, RoundResult[]>();
+  const ceiling = SCENARIOS.find((s) => s.id === 'ceiling');
+  if (!ceiling) throw new Error('no ceiling scenario');
   for (let round = 1; round <= options.rounds; round++) {
-    for (const scenario of scenarios) {
+    const measure = async (scenario: Scenario, timing: Timing = options): Promise<RoundResult> => {
       const server = servers[scenario.server];
       pin(server.pid, cpusFor(layout, scenario.cpus));
-      const result = await measureRound(round, scenario, server, credentials, options, options);
+      const result = await measureRound(round, scenario, server, credentials, options, timing);
       progress(round, options.rounds, scenario, result);
-      results.set(scenario.id, [...(results.get(scenario.id) ?? []), result]);
       await settle(server);
+      if (scenario.id === 'ceiling') results.set('ceiling', [...(results.get('ceiling') ?? []), result]);
+      return result;
+    };
+    const measureCeiling = () => measure(ceiling, { ...options, warmupSeconds: Math.min(REPEAT_WARMUP_SECONDS, options.warmupSeconds) });
+    // The ceiling measurement that came last, with nothing measured since.
+    let lastCeiling: RoundResult | undefined;
+    for (const scenario of scenarios) {
+      if (scenario.id === 'ceiling') {
+        lastCeiling = await measure(scenario);
+        continue;
+      }
+      const before = scenario.bracketed ? (lastCeiling ?? (await measureCeiling())) : undefined;
+      let result = await measure(scenario);
+      lastCeiling = undefined;
+      if (before) {
+        lastCeiling = await measureCeiling();
+        result = { ...result, ceiling: bracket(before, lastCeiling) };
+      }
+      results.set(scenario.id, [...(results.get(scenario.id) ?? []), result]);
     }
   }
   return results;
