@@ -48,19 +48,36 @@ export async function freePort(): Promise<number> {
   return address.port;
 }
 
+/** How a server process is launched, beyond its Node arguments and environment. */
+export interface Launch {
+  /** A program to run Node under, with its options (the instruction count runs valgrind). */
+  readonly wrapper?: readonly string[];
+  /** How long the server may take to answer (default 30 s). */
+  readonly startTimeoutMs?: number;
+}
+
 /**
- * Starts `node <args>` with stdout sent to /dev/null (request logs are written, as in production,
- * but not kept) and resolves once `ready(url)` answers true.
+ * Starts `node <args>` (under `launch.wrapper` if given) with stdout sent to /dev/null (request
+ * logs are written, as in production, but not kept) and resolves once `ready(url)` answers true.
  */
-export async function startServer(name: string, args: readonly string[], env: NodeJS.ProcessEnv, port: number, ready: (url: string) => Promise<boolean>): Promise<ServerProcess> {
-  const child: ChildProcess = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+export async function startServer(
+  name: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  port: number,
+  ready: (url: string) => Promise<boolean>,
+  launch: Launch = {},
+): Promise<ServerProcess> {
+  const [command = process.execPath, ...prefix] = launch.wrapper ?? [];
+  const argv = launch.wrapper ? [...prefix, process.execPath, ...args] : [...args];
+  const child: ChildProcess = spawn(command, argv, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-4096)));
   const exit = once(child, 'exit');
   let gone = false;
   void exit.then(() => (gone = true));
   const pid = child.pid;
-  if (pid === undefined) throw new Error(`${name}: could not start ${process.execPath}`);
+  if (pid === undefined) throw new Error(`${name}: could not start ${command}`);
   const server: ServerProcess = {
     name,
     url: `http://127.0.0.1:${port}`,
@@ -75,11 +92,12 @@ export async function startServer(name: string, args: readonly string[], env: No
       clearTimeout(timer);
     },
   };
-  const deadline = Date.now() + 30_000;
+  const timeoutMs = launch.startTimeoutMs ?? 30_000;
+  const deadline = Date.now() + timeoutMs;
   while (!(await probe(ready, server.url))) {
     if (gone || Date.now() > deadline) {
       await server.stop();
-      throw new Error(`${name} did not start${gone ? ' (it exited)' : ' within 30 s'}:\n${server.stderrTail()}`);
+      throw new Error(`${name} did not start${gone ? ' (it exited)' : ` within ${timeoutMs / 1000} s`}:\n${server.stderrTail()}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -115,23 +133,23 @@ export function startCommand(): { env: Record<string, string>; flags: string[] }
 }
 
 /** rz-auth as `npm start` runs it: the built CLI, `serve`, with the same environment and Node flags. */
-export async function startRzAuth(env: (port: number) => NodeJS.ProcessEnv): Promise<ServerProcess> {
+export async function startRzAuth(env: (port: number) => NodeJS.ProcessEnv, launch?: Launch): Promise<ServerProcess> {
   const port = await freePort();
   const ready = async (url: string) => (await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) })).ok;
   const start = startCommand();
-  return startServer('rz-auth', [...start.flags, join(ROOT, 'dist', 'cli.js'), 'serve'], { ...start.env, ...env(port) }, port, ready);
+  return startServer('rz-auth', [...start.flags, join(ROOT, 'dist', 'cli.js'), 'serve'], { ...start.env, ...env(port) }, port, ready, launch);
 }
 
 /**
  * The bare Fastify ceiling (bench/ceiling-server.ts, loaded through tsx), with the same malloc
  * settings and Node flags as rz-auth, so that a ratio measures rz-auth's work, not runtime tuning.
  */
-export async function startCeiling(): Promise<ServerProcess> {
+export async function startCeiling(launch?: Launch, extraEnv: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
   const port = await freePort();
   const { PATH, HOME } = process.env;
   const start = startCommand();
-  const env = { ...start.env, ...(PATH === undefined ? {} : { PATH }), ...(HOME === undefined ? {} : { HOME }), PORT: String(port) };
+  const env = { ...start.env, ...(PATH === undefined ? {} : { PATH }), ...(HOME === undefined ? {} : { HOME }), ...extraEnv, PORT: String(port) };
   const ready = async (url: string) =>
     (await fetch(`${url}/api/me`, { headers: { authorization: 'Bearer ready' }, signal: AbortSignal.timeout(1000) })).ok;
-  return startServer('ceiling', [...start.flags, '--import', 'tsx', join(ROOT, 'bench', 'ceiling-server.ts')], env, port, ready);
+  return startServer('ceiling', [...start.flags, '--import', 'tsx', join(ROOT, 'bench', 'ceiling-server.ts')], env, port, ready, launch);
 }

@@ -1,0 +1,199 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createStore, rzAuthEnv } from './env.js';
+import { type LoadSpec, runRequests } from './load.js';
+import { describeMachine, machineLine } from './machine.js';
+import { type Scenario, SCENARIOS } from './scenarios.js';
+import { ensureBuilt, ROOT, type ServerProcess, startCeiling, startRzAuth } from './servers.js';
+import { type Credentials, createCredentials } from './setup.js';
+
+/*
+ * `npm run bench:instructions`: what one request costs in CPU instructions, counted by valgrind's
+ * callgrind over every thread of the server (user space only: the kernel's share of a request,
+ * the socket write, is not in it). Unlike requests per second, the count hardly moves with what
+ * else the machine runs, so it shows a change of a few per cent that timing on a shared machine
+ * cannot. It complements `npm run bench`, which stays the measure of the targets.
+ *
+ * Each server runs under callgrind with instrumentation off; after a warm-up (the JIT settles),
+ * instrumentation is switched on for a fixed number of requests, then off, and the counters are
+ * dumped. Under valgrind the server is some fifty times slower, so every event-loop turn holds a
+ * request from each of the 50 connections, for the ceiling and rz-auth alike.
+ */
+
+const USAGE = `Usage: npm run bench:instructions [-- options]   (needs valgrind: apt-get install valgrind)
+
+  --requests N     requests counted per scenario (default 20000)
+  --warmup N       requests before counting starts (default 60000)
+  --smoke          2000 after 5000: proves the harness works (what CI runs)
+  --only a,b       only these scenarios: ${instructionScenarios().map((s) => s.id).join(', ')}`;
+
+/** The scenarios with a ratio to the ceiling and no background load: the hot path. */
+function instructionScenarios(): Scenario[] {
+  return SCENARIOS.filter((s) => s.cpus === 'hot' && !s.background && (s.id === 'ceiling' || s.bracketed));
+}
+
+interface Options {
+  readonly requests: number;
+  readonly warmup: number;
+  readonly only: readonly string[] | null;
+}
+
+function parseOptions(argv: readonly string[]): Options | string {
+  let values;
+  try {
+    values = parseArgs({
+      args: [...argv],
+      options: { requests: { type: 'string' }, warmup: { type: 'string' }, smoke: { type: 'boolean', default: false }, only: { type: 'string' }, help: { type: 'boolean', default: false } },
+    }).values;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+  if (values.help) return '';
+  const count = (value: string | undefined, name: string, fallback: number): number => {
+    if (value === undefined) return fallback;
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a whole number of at least 1, got "${value}"`);
+    return n;
+  };
+  const only = values.only?.split(',').map((s) => s.trim()).filter(Boolean) ?? null;
+  const unknown = only?.filter((id) => !instructionScenarios().some((s) => s.id === id)) ?? [];
+  if (unknown.length > 0) return `--only: unknown scenario ${unknown.join(', ')}`;
+  try {
+    return { requests: count(values.requests, 'requests', values.smoke ? 2000 : 20_000), warmup: count(values.warmup, 'warmup', values.smoke ? 5000 : 60_000), only };
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+/**
+ * valgrind names the pipes through which callgrind_control reaches a process after the USER and
+ * HOST variables (rz-auth reads HOST as its listening address), so both sides get the same ones.
+ */
+const CONTROL_ENV = { USER: 'rz-bench', HOST: '127.0.0.1' };
+
+function callgrindControl(pid: number, ...args: string[]): void {
+  execFileSync('callgrind_control', [...args, String(pid)], { env: { ...process.env, ...CONTROL_ENV }, stdio: 'ignore' });
+}
+
+/** A server under callgrind, and the directory its counter dumps go to. */
+interface Counted {
+  readonly server: ServerProcess;
+  readonly dumps: string;
+}
+
+function wrapper(dumps: string): string[] {
+  return ['valgrind', '--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', `--callgrind-out-file=${join(dumps, 'callgrind.out.%p')}`];
+}
+
+/** The instructions counted in the newest dump. */
+async function newestDumpTotal(dumps: string, before: ReadonlySet<string>): Promise<number> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    for (const file of readdirSync(dumps).filter((f) => !before.has(f))) {
+      const total = /^totals:\s+(\d+)/m.exec(readFileSync(join(dumps, file), 'utf8'));
+      if (total) return Number(total[1]);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error('callgrind wrote no dump within 60 s');
+}
+
+/** Instructions per request of one load: warm up uncounted, then count `requests` of them. */
+async function countInstructions({ server, dumps }: Counted, spec: LoadSpec, options: Options): Promise<number> {
+  const check = (label: string, failures: number, responses: number) => {
+    if (failures > 0) throw new Error(`${label}: ${failures} of ${responses} requests failed`);
+  };
+  const warm = await runRequests(server.url, spec, options.warmup);
+  check('warm-up', warm.failures, warm.responses);
+  const before = new Set(readdirSync(dumps));
+  callgrindControl(server.pid, '--zero');
+  callgrindControl(server.pid, '--instr=on');
+  const measured = await runRequests(server.url, spec, options.requests);
+  callgrindControl(server.pid, '--instr=off');
+  callgrindControl(server.pid, '--dump');
+  check('measurement', measured.failures, measured.responses);
+  return (await newestDumpTotal(dumps, before)) / options.requests;
+}
+
+interface Row {
+  readonly id: string;
+  readonly title: string;
+  readonly instructionsPerRequest: number;
+  /** The ceiling's count over this one: the share of the ceiling's speed it would have if instructions were all. */
+  readonly ratio: number | null;
+}
+
+async function measure(options: Options): Promise<Row[]> {
+  const scenarios = instructionScenarios().filter((s) => s.id === 'ceiling' || options.only === null || options.only.includes(s.id));
+  const store = await createStore('sqlite');
+  const dumps = mkdtempSync(join(tmpdir(), 'rz-instructions-'));
+  const launch = { wrapper: wrapper(dumps), startTimeoutMs: 300_000 };
+  const counts = new Map<string, number>();
+  let server: ServerProcess | undefined;
+  try {
+    for (const kind of ['ceiling', 'rz-auth'] as const) {
+      const own = scenarios.filter((s) => s.server === kind);
+      if (own.length === 0) continue;
+      server = kind === 'ceiling' ? await startCeiling(launch, CONTROL_ENV) : await startRzAuth((port) => ({ ...rzAuthEnv(store, port), ...CONTROL_ENV }), launch);
+      const credentials: Credentials =
+        kind === 'rz-auth' ? await createCredentials(server.url) : { email: '', password: '', jwt: 'ceiling', apiToken: 'ceiling', appToken: 'ceiling' };
+      for (const scenario of own) {
+        const perRequest = await countInstructions({ server, dumps }, scenario.load(credentials, { connections: 50, loginConnections: 16, probeConnections: 2 }), options);
+        counts.set(scenario.id, perRequest);
+        console.log(`${scenario.id.padEnd(16)} ${Math.round(perRequest).toLocaleString('en')} instructions per request`);
+      }
+      await server.stop();
+      server = undefined;
+    }
+  } finally {
+    await server?.stop();
+    rmSync(dumps, { recursive: true, force: true });
+    await store.dispose();
+  }
+  const ceiling = counts.get('ceiling') ?? null;
+  return scenarios.map((s) => {
+    const n = counts.get(s.id) ?? 0;
+    return { id: s.id, title: s.title, instructionsPerRequest: n, ratio: s.id === 'ceiling' || ceiling === null ? null : ceiling / n };
+  });
+}
+
+function table(rows: readonly Row[]): string {
+  const lines = [['scenario', 'instructions/request', '× ceiling'], ...rows.map((r) => [r.title, Math.round(r.instructionsPerRequest).toLocaleString('en'), r.ratio === null ? '—' : r.ratio.toFixed(2)])];
+  const widths = [0, 1, 2].map((i) => Math.max(...lines.map((l) => (l[i] ?? '').length)));
+  return lines.map((l, row) => l.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join('  ') + (row === 0 ? `\n${widths.map((w) => '-'.repeat(w)).join('  ')}` : '')).join('\n');
+}
+
+async function main(): Promise<number> {
+  const options = parseOptions(process.argv.slice(2));
+  if (typeof options === 'string') {
+    console.error(options ? `bench:instructions: ${options}\n\n${USAGE}` : USAGE);
+    return options ? 2 : 0;
+  }
+  try {
+    execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
+  } catch {
+    console.error('bench:instructions: valgrind is not installed (Debian: apt-get install valgrind)');
+    return 1;
+  }
+  const machine = describeMachine();
+  console.log(`rz-auth instruction count: ${options.requests} requests after ${options.warmup}, 50 connections\nmachine: ${machineLine(machine)}`);
+  ensureBuilt();
+  try {
+    const rows = await measure(options);
+    console.log(`\n${table(rows)}\n`);
+    const dir = join(ROOT, 'bench', 'results');
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, 'instructions-latest.json');
+    writeFileSync(file, `${JSON.stringify({ date: new Date().toISOString(), machine, ...options, scenarios: rows }, null, 2)}\n`);
+    console.log(`results: ${file}`);
+    return 0;
+  } catch (error) {
+    console.error(`\nbench:instructions: FAILED: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}
+
+process.exitCode = await main();
