@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tokenDigest } from '../../src/tokens/format.js';
-import { type TestApp, startTestApp } from '../helpers/app.js';
+import { type TestApp, startTestApp, tempDir } from '../helpers/app.js';
 import { TestClock } from '../helpers/clock.js';
 import { createApiToken, expectInvalidToken, expectProblem, json, registerApp, signup, type TestUser } from '../helpers/api.js';
 
@@ -172,6 +172,38 @@ describe('malformed paths', () => {
       expectProblem(await t.inject({ method: 'DELETE', url: '/api/tokens/%E0%A4%A', headers: { authorization: `Bearer ${user.jwt}` } }), 404, 'not_found');
     } finally {
       await t.close();
+    }
+  });
+});
+
+describe('last_used_at', () => {
+  it('costs no write per request: uses are kept in memory, shown at once, and written in one flush', async () => {
+    const clock = new TestClock();
+    // An hour between flushes: nothing is written during the test unless a request writes it.
+    const env = { LAST_USED_FLUSH_MS: '3600000' };
+    const shared = tempDir();
+    const first = await startTestApp({ clock, env, dir: shared.dir });
+    const owner = await signup(first);
+    const { id, token } = await createApiToken(first, owner.jwt, { name: 'busy' });
+    const stored = () => first.services.database.db.selectFrom('tokens').select('last_used_at').where('id', '=', id).executeTakeFirstOrThrow();
+    for (let i = 0; i < 50; i++) {
+      clock.advance(10);
+      expect((await json(first, 'GET', '/api/me', undefined, token)).statusCode).toBe(200);
+    }
+    const lastUse = new Date(clock.now()).toISOString();
+    expect((await stored()).last_used_at).toBeNull();
+    const listed = (await json(first, 'GET', '/api/tokens', undefined, owner.jwt)).json().tokens;
+    expect(listed.find((x: { id: string }) => x.id === id).last_used_at).toBe(lastUse);
+    // Shutting down flushes; the next process reads the last use from the store.
+    await first.close();
+    const second = await startTestApp({ clock, env, dir: shared.dir });
+    try {
+      const res = await json(second, 'GET', '/api/tokens', undefined, owner.jwt);
+      const relisted = res.json().tokens;
+      expect(relisted.find((x: { id: string }) => x.id === id).last_used_at).toBe(lastUse);
+    } finally {
+      await second.close();
+      shared.remove();
     }
   });
 });
