@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createStore, rzAuthEnv } from './env.js';
-import { type LoadSpec, runRequests } from './load.js';
+import { type LoadResult, type LoadSpec, runRequests } from './load.js';
 import { describeMachine, machineLine } from './machine.js';
 import { type Scenario, SCENARIOS } from './scenarios.js';
 import { ensureBuilt, ROOT, type ServerProcess, startCeiling, startRzAuth } from './servers.js';
@@ -17,16 +17,16 @@ import { type Credentials, createCredentials } from './setup.js';
  * else the machine runs, so it shows a change of a few per cent that timing on a shared machine
  * cannot. It complements `npm run bench`, which stays the measure of the targets.
  *
- * Each server runs under callgrind with instrumentation off; after a warm-up (the JIT settles),
- * instrumentation is switched on for a fixed number of requests, then off, and the counters are
- * dumped. Under valgrind the server is some fifty times slower, so every event-loop turn holds a
+ * Each server runs under callgrind with instrumentation off. It first gets a warm-up of each of
+ * its scenarios' loads (the JIT settles); then, scenario by scenario, a short warm-up of that load,
+ * instrumentation switched on for a fixed number of requests, off again, and the counters dumped. Under valgrind the server is some fifty times slower, so every event-loop turn holds a
  * request from each of the 50 connections, for the ceiling and rz-auth alike.
  */
 
 const USAGE = `Usage: npm run bench:instructions [-- options]   (needs valgrind: apt-get install valgrind)
 
   --requests N     requests counted per scenario (default 20000)
-  --warmup N       requests before counting starts (default 60000)
+  --warmup N       warm-up requests per scenario before any counting (default 60000)
   --smoke          2000 after 5000: proves the harness works (what CI runs)
   --only a,b       only these scenarios: ${instructionScenarios().map((s) => s.id).join(', ')}`;
 
@@ -101,20 +101,23 @@ async function newestDumpTotal(dumps: string, before: ReadonlySet<string>): Prom
   throw new Error('callgrind wrote no dump within 60 s');
 }
 
-/** Instructions per request of one load: warm up uncounted, then count `requests` of them. */
+function assertAnswered(label: string, result: LoadResult): void {
+  if (result.failures > 0) throw new Error(`${label}: ${result.failures} of ${result.responses} requests failed`);
+}
+
+/** Requests just before counting, so the scenario's own data is in the caches again. */
+const RECENT_WARMUP = 2000;
+
+/** Instructions per request of one load, on a server warmed up already: count `requests` of them. */
 async function countInstructions({ server, dumps }: Counted, spec: LoadSpec, options: Options): Promise<number> {
-  const check = (label: string, failures: number, responses: number) => {
-    if (failures > 0) throw new Error(`${label}: ${failures} of ${responses} requests failed`);
-  };
-  const warm = await runRequests(server.url, spec, options.warmup);
-  check('warm-up', warm.failures, warm.responses);
+  assertAnswered('warm-up', await runRequests(server.url, spec, Math.min(RECENT_WARMUP, options.warmup)));
   const before = new Set(readdirSync(dumps));
   callgrindControl(server.pid, '--zero');
   callgrindControl(server.pid, '--instr=on');
   const measured = await runRequests(server.url, spec, options.requests);
   callgrindControl(server.pid, '--instr=off');
   callgrindControl(server.pid, '--dump');
-  check('measurement', measured.failures, measured.responses);
+  assertAnswered('measurement', measured);
   return (await newestDumpTotal(dumps, before)) / options.requests;
 }
 
@@ -140,8 +143,14 @@ async function measure(options: Options): Promise<Row[]> {
       server = kind === 'ceiling' ? await startCeiling(launch, CONTROL_ENV) : await startRzAuth((port) => ({ ...rzAuthEnv(store, port), ...CONTROL_ENV }), launch);
       const credentials: Credentials =
         kind === 'rz-auth' ? await createCredentials(server.url) : { email: '', password: '', jwt: 'ceiling', apiToken: 'ceiling', appToken: 'ceiling' };
-      for (const scenario of own) {
-        const perRequest = await countInstructions({ server, dumps }, scenario.load(credentials, { connections: 50, loginConnections: 16, probeConnections: 2 }), options);
+      const loads = own.map((scenario) => scenario.load(credentials, { connections: 50, loginConnections: 16, probeConnections: 2 }));
+      // Every load of this server first, so that the JIT has compiled all their code before any
+      // count: otherwise the first scenario counted also pays for late optimizations.
+      for (const load of loads) assertAnswered('warm-up', await runRequests(server.url, load, options.warmup));
+      for (const [i, scenario] of own.entries()) {
+        const load = loads[i];
+        if (!load) continue;
+        const perRequest = await countInstructions({ server, dumps }, load, options);
         counts.set(scenario.id, perRequest);
         console.log(`${scenario.id.padEnd(16)} ${Math.round(perRequest).toLocaleString('en')} instructions per request`);
       }
