@@ -55,6 +55,17 @@ const login = (c: Credentials, shape: LoadShape): LoadSpec => ({
   connections: shape.loginConnections,
 });
 
+/** A hot-path `GET /api/me` of rz-auth with one kind of credential, bracketed, with its ratio target. */
+const hotMe = (id: string, title: string, token: (c: Credentials) => string, minRatio: number): Scenario => ({
+  id,
+  title,
+  server: 'rz-auth',
+  cpus: 'hot',
+  load: (c, s) => me(token(c), s.connections),
+  targets: [{ kind: 'ratio', min: minRatio }],
+  bracketed: true,
+});
+
 /** Every scenario, in the order each round runs them. The ceiling comes first. */
 export const SCENARIOS: readonly Scenario[] = [
   {
@@ -74,33 +85,9 @@ export const SCENARIOS: readonly Scenario[] = [
     targets: [],
     bracketed: true,
   },
-  {
-    id: 'me-api-token',
-    title: 'GET /api/me, API token',
-    server: 'rz-auth',
-    cpus: 'hot',
-    load: (c, s) => me(c.apiToken, s.connections),
-    targets: [{ kind: 'ratio', min: 0.8 }],
-    bracketed: true,
-  },
-  {
-    id: 'me-app-token',
-    title: 'GET /api/me, app token',
-    server: 'rz-auth',
-    cpus: 'hot',
-    load: (c, s) => me(c.appToken, s.connections),
-    targets: [{ kind: 'ratio', min: 0.8 }],
-    bracketed: true,
-  },
-  {
-    id: 'me-user-jwt',
-    title: 'GET /api/me, user JWT',
-    server: 'rz-auth',
-    cpus: 'hot',
-    load: (c, s) => me(c.jwt, s.connections),
-    targets: [{ kind: 'ratio', min: 0.7 }],
-    bracketed: true,
-  },
+  hotMe('me-api-token', 'GET /api/me, API token', (c) => c.apiToken, 0.8),
+  hotMe('me-app-token', 'GET /api/me, app token', (c) => c.appToken, 0.8),
+  hotMe('me-user-jwt', 'GET /api/me, user JWT', (c) => c.jwt, 0.7),
   {
     id: 'tokens-create',
     title: 'POST /api/tokens',

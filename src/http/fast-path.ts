@@ -5,6 +5,7 @@ import type { FastifyServerOptions } from 'fastify';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { Principal } from '../auth/principal.js';
 import type { ChangeFeed } from '../changes/feed.js';
+import { perObject } from '../lib/per-object.js';
 import { meBody, serializeMe } from '../me/routes.js';
 import type { Decision } from '../ratelimit/limiter.js';
 import { plainBearerToken } from './bearer.js';
@@ -35,6 +36,15 @@ export function takeAdmission(req: IncomingMessage): Admission | undefined {
 const ME_URL = urlField('/api/me');
 const CONSTANT_HEADERS: readonly string[] = [...Object.entries(SECURITY_HEADERS).flat(), 'content-type', 'application/json; charset=utf-8'];
 
+/**
+ * The serialized answer for a principal. It depends on nothing else, and cached principals are the
+ * same objects request after request, so each is serialized once.
+ */
+const bodyOf = perObject((principal: Principal): { body: string; length: string } => {
+  const body = serializeMe(meBody(principal));
+  return { body, length: String(Buffer.byteLength(body)) };
+});
+
 export interface FastPathDeps {
   readonly authenticator: Authenticator;
   readonly limits: RequestLimits;
@@ -59,7 +69,6 @@ export class FastPath {
   private closing = false;
   /** Requests answered here rather than by Fastify (tests use it to know which path answered). */
   answered = 0;
-  private readonly bodies = new WeakMap<Principal, { body: string; length: string }>();
 
   constructor(private readonly deps: FastPathDeps) {}
 
@@ -97,20 +106,6 @@ export class FastPath {
     );
   }
 
-  /**
-   * The serialized answer for a principal. It depends on nothing else, and cached principals are
-   * the same objects request after request, so each is serialized once.
-   */
-  private bodyOf(principal: Principal): { body: string; length: string } {
-    let cached = this.bodies.get(principal);
-    if (!cached) {
-      const body = serializeMe(meBody(principal));
-      cached = { body, length: String(Buffer.byteLength(body)) };
-      this.bodies.set(principal, cached);
-    }
-    return cached;
-  }
-
   private handOn(req: IncomingMessage, res: ServerResponse, fallback: RequestHandler, principal: Principal, decision: Promise<Decision | null>): void {
     admissions.set(req, { principal, decision });
     fallback(req, res);
@@ -118,7 +113,7 @@ export class FastPath {
 
   private respond(req: IncomingMessage, res: ServerResponse, principal: Principal, decision: Decision | null, start: number): void {
     const id = randomUUID();
-    const { body, length } = this.bodyOf(principal);
+    const { body, length } = bodyOf(principal);
     const headers =
       decision === null
         ? [...CONSTANT_HEADERS, 'x-request-id', id, 'content-length', length]

@@ -3,6 +3,8 @@ import { hostname } from 'node:os';
 import { type Bindings, type ChildLoggerOptions, type DestinationStream, pino } from 'pino';
 import type { Principal } from '../auth/principal.js';
 import type { LogLevel } from '../config.js';
+import { BoundedMap } from '../lib/bounded-map.js';
+import { perObject } from '../lib/per-object.js';
 import { redactSecrets } from '../lib/redact.js';
 
 const REDACTED = () => '[REDACTED]';
@@ -123,11 +125,13 @@ export function hundredths(ms: number): string {
   return `${whole}.${fraction < 10 ? '0' : ''}${fraction}`;
 }
 
+/** The caller's fields of an access line. Cached principals are the same object request after request: built once each. */
+const authField = perObject((p: Principal): string => `,"auth":"${p.type}","user_id":"${p.user.id}","credential_id":"${p.credentialId}"`);
+
 export class AccessLog {
   private readonly bindings: string;
   private pending: string[] = [];
-  private readonly remotes = new Map<string, string>();
-  private readonly authFields = new WeakMap<Principal, string>();
+  private readonly remotes = new BoundedMap<string, string>(REMOTE_FIELDS);
   private timeMs = Number.NaN;
   private timeText = '';
 
@@ -156,7 +160,7 @@ export class AccessLog {
   line(id: string, method: string, url: string, status: number, ms: number, remote: string | undefined, principal: Principal | null): void {
     const line =
       `{"level":30,"time":${this.time()}${this.bindings},"request_id":"${id}","method":"${method}",` +
-      `"url":${url},"status":${status},"ms":${hundredths(ms)},"remote":${this.remoteField(remote)}${principal ? this.authField(principal) : ''},"msg":"request"}\n`;
+      `"url":${url},"status":${status},"ms":${hundredths(ms)},"remote":${this.remoteField(remote)}${principal ? authField(principal) : ''},"msg":"request"}\n`;
     if (this.pending.push(line) === 1) setImmediate(this.flush);
   }
 
@@ -176,25 +180,14 @@ export class AccessLog {
 
   /**
    * The JSON of a client address. A service sees the same few addresses over and over (its
-   * proxies, its callers), so each is encoded once; the cache is emptied when it fills.
+   * proxies, its callers), so each is encoded once; past {@link REMOTE_FIELDS} the oldest goes.
    */
   private remoteField(remote: string | undefined): string {
     if (remote === undefined) return 'null';
     let field = this.remotes.get(remote);
     if (field === undefined) {
-      if (this.remotes.size >= REMOTE_FIELDS) this.remotes.clear();
       field = JSON.stringify(remote);
       this.remotes.set(remote, field);
-    }
-    return field;
-  }
-
-  /** The caller's fields. Cached principals are the same object request after request: built once each. */
-  private authField(p: Principal): string {
-    let field = this.authFields.get(p);
-    if (field === undefined) {
-      field = `,"auth":"${p.type}","user_id":"${p.user.id}","credential_id":"${p.credentialId}"`;
-      this.authFields.set(p, field);
     }
     return field;
   }

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Principal } from '../auth/principal.js';
 import { ProblemError } from '../errors.js';
+import { perObject } from '../lib/per-object.js';
 import { addressKey } from '../ratelimit/address.js';
 import { type Decision, emailKey, type RateLimiter } from '../ratelimit/limiter.js';
 import type { PolicyName } from '../ratelimit/policies.js';
@@ -22,21 +23,14 @@ const rateLimited = (decisions: readonly Decision[]) =>
     headers: { 'retry-after': String(Math.max(...decisions.map((d) => d.resetSeconds))) },
   });
 
-const credentialKeys = new WeakMap<Principal, string>();
-
 /**
  * The bucket of an authenticated caller: the user for user tokens, the token itself otherwise.
  * Cached principals are the same object request after request, so each key is built (and hashed
  * by the counter store's map) once.
  */
-export function credentialKey(principal: Principal): string {
-  let key = credentialKeys.get(principal);
-  if (key === undefined) {
-    key = principal.type === 'user' ? `user:${principal.user.id}` : `token:${principal.credentialId}`;
-    credentialKeys.set(principal, key);
-  }
-  return key;
-}
+export const credentialKey = perObject((principal: Principal): string =>
+  principal.type === 'user' ? `user:${principal.user.id}` : `token:${principal.credentialId}`,
+);
 
 /** Counts requests against the policies and records the decisions for the response headers. */
 export class RequestLimits {
