@@ -28,7 +28,9 @@ const USAGE = `Usage: npm run bench:instructions [-- options]   (needs valgrind:
   --requests N     requests counted per scenario (default 20000)
   --warmup N       warm-up requests per scenario before any counting (default 60000)
   --smoke          2000 after 5000: proves the harness works (what CI runs)
-  --only a,b       only these scenarios: ${instructionScenarios().map((s) => s.id).join(', ')}`;
+  --only a,b       only these scenarios: ${instructionScenarios().map((s) => s.id).join(', ')}
+  --keep DIR       keep callgrind's dumps in DIR (one per scenario counted), to read with
+                   callgrind_annotate --inclusive=yes DIR/callgrind.out.<pid>.<n>`;
 
 /** The scenarios with a ratio to the ceiling and no background load: the hot path. */
 function instructionScenarios(): Scenario[] {
@@ -39,6 +41,8 @@ interface Options {
   readonly requests: number;
   readonly warmup: number;
   readonly only: readonly string[] | null;
+  /** Where to keep the dumps; null: a temporary directory, removed afterwards. */
+  readonly keep: string | null;
 }
 
 function parseOptions(argv: readonly string[]): Options | string {
@@ -46,7 +50,7 @@ function parseOptions(argv: readonly string[]): Options | string {
   try {
     values = parseArgs({
       args: [...argv],
-      options: { requests: { type: 'string' }, warmup: { type: 'string' }, smoke: { type: 'boolean', default: false }, only: { type: 'string' }, help: { type: 'boolean', default: false } },
+      options: { requests: { type: 'string' }, warmup: { type: 'string' }, smoke: { type: 'boolean', default: false }, only: { type: 'string' }, keep: { type: 'string' }, help: { type: 'boolean', default: false } },
     }).values;
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
@@ -62,7 +66,12 @@ function parseOptions(argv: readonly string[]): Options | string {
   const unknown = only?.filter((id) => !instructionScenarios().some((s) => s.id === id)) ?? [];
   if (unknown.length > 0) return `--only: unknown scenario ${unknown.join(', ')}`;
   try {
-    return { requests: count(values.requests, 'requests', values.smoke ? 2000 : 20_000), warmup: count(values.warmup, 'warmup', values.smoke ? 5000 : 60_000), only };
+    return {
+      requests: count(values.requests, 'requests', values.smoke ? 2000 : 20_000),
+      warmup: count(values.warmup, 'warmup', values.smoke ? 5000 : 60_000),
+      only,
+      keep: values.keep ?? null,
+    };
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
   }
@@ -88,13 +97,13 @@ function wrapper(dumps: string): string[] {
   return ['valgrind', '--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', `--callgrind-out-file=${join(dumps, 'callgrind.out.%p')}`];
 }
 
-/** The instructions counted in the newest dump. */
-async function newestDumpTotal(dumps: string, before: ReadonlySet<string>): Promise<number> {
+/** The dump written since `before` was listed, and the instructions it counted. */
+async function newDump(dumps: string, before: ReadonlySet<string>): Promise<{ file: string; total: number }> {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     for (const file of readdirSync(dumps).filter((f) => !before.has(f))) {
       const total = /^totals:\s+(\d+)/m.exec(readFileSync(join(dumps, file), 'utf8'));
-      if (total) return Number(total[1]);
+      if (total) return { file: join(dumps, file), total: Number(total[1]) };
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -109,7 +118,7 @@ function assertAnswered(label: string, result: LoadResult): void {
 const RECENT_WARMUP = 2000;
 
 /** Instructions per request of one load, on a server warmed up already: count `requests` of them. */
-async function countInstructions({ server, dumps }: Counted, spec: LoadSpec, options: Options): Promise<number> {
+async function countInstructions({ server, dumps }: Counted, spec: LoadSpec, options: Options): Promise<{ file: string; perRequest: number }> {
   assertAnswered('warm-up', await runRequests(server.url, spec, Math.min(RECENT_WARMUP, options.warmup)));
   const before = new Set(readdirSync(dumps));
   callgrindControl(server.pid, '--zero');
@@ -118,7 +127,8 @@ async function countInstructions({ server, dumps }: Counted, spec: LoadSpec, opt
   callgrindControl(server.pid, '--instr=off');
   callgrindControl(server.pid, '--dump');
   assertAnswered('measurement', measured);
-  return (await newestDumpTotal(dumps, before)) / options.requests;
+  const { file, total } = await newDump(dumps, before);
+  return { file, perRequest: total / options.requests };
 }
 
 interface Row {
@@ -132,7 +142,8 @@ interface Row {
 async function measure(options: Options): Promise<Row[]> {
   const scenarios = instructionScenarios().filter((s) => s.id === 'ceiling' || options.only === null || options.only.includes(s.id));
   const store = await createStore('sqlite');
-  const dumps = mkdtempSync(join(tmpdir(), 'rz-instructions-'));
+  const dumps = options.keep ?? mkdtempSync(join(tmpdir(), 'rz-instructions-'));
+  if (options.keep) mkdirSync(options.keep, { recursive: true });
   const launch = { wrapper: wrapper(dumps), startTimeoutMs: 300_000 };
   const counts = new Map<string, number>();
   let server: ServerProcess | undefined;
@@ -150,16 +161,16 @@ async function measure(options: Options): Promise<Row[]> {
       for (const [i, scenario] of own.entries()) {
         const load = loads[i];
         if (!load) continue;
-        const perRequest = await countInstructions({ server, dumps }, load, options);
+        const { file, perRequest } = await countInstructions({ server, dumps }, load, options);
         counts.set(scenario.id, perRequest);
-        console.log(`${scenario.id.padEnd(16)} ${Math.round(perRequest).toLocaleString('en')} instructions per request`);
+        console.log(`${scenario.id.padEnd(16)} ${Math.round(perRequest).toLocaleString('en')} instructions per request${options.keep ? ` (dump: ${file})` : ''}`);
       }
       await server.stop();
       server = undefined;
     }
   } finally {
     await server?.stop();
-    rmSync(dumps, { recursive: true, force: true });
+    if (!options.keep) rmSync(dumps, { recursive: true, force: true });
     await store.dispose();
   }
   const ceiling = counts.get('ceiling') ?? null;
