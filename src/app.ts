@@ -13,7 +13,7 @@ import { registerGuard } from './http/guard.js';
 import { collectRoutes, registerMethodNotAllowed, registerNotFound } from './http/hardening.js';
 import { registerRequestLifecycle } from './http/lifecycle.js';
 import { BODY_LIMIT, registerJsonBodyParser } from './http/json-body.js';
-import { AccessLog, createLogDestination, lazyChildLogger, loggerOptions } from './http/logging.js';
+import { AccessLog, type LevelSource, createLogDestination, lazyChildLogger, loggerOptions } from './http/logging.js';
 import { registerProblemHandler, sendProblem, toProblem } from './http/problem.js';
 import { RequestLimits, registerRateLimits } from './http/rate-limit.js';
 import { notFound } from './errors.js';
@@ -48,8 +48,8 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   const { config } = services;
   const destination = options.logStream ?? createLogDestination();
   const limits = new RequestLimits(services.rateLimiter);
-  // The access log follows the level of the app's logger, which is created with the app below.
-  const accessLog = new AccessLog(() => app.log.level, destination);
+  // The access log follows the level of the app's logger, once the app below has created it.
+  const accessLog = new AccessLog(config.logLevel, destination);
   const fastPath = new FastPath({ authenticator: services.authenticator, limits, feed: services.feed, accessLog, clientAddress: clientAddressOf(config.trustProxy) });
   const app = Fastify({
     // The server's handler: the fast path of GET /api/me, which hands everything else to Fastify.
@@ -82,6 +82,8 @@ export async function createApp(services: Services, options: AppOptions = {}): P
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // Fastify made app.log from our options: a pino logger.
+  accessLog.follow(app.log as unknown as LevelSource);
   const routes = collectRoutes(app);
   registerRequestLifecycle(app, services.feed, accessLog);
   registerProblemHandler(app);

@@ -128,18 +128,39 @@ export function hundredths(ms: number): string {
 /** The caller's fields of an access line. Cached principals are the same object request after request: built once each. */
 const authField = perObject((p: Principal): string => `,"auth":"${p.type}","user_id":"${p.user.id}","credential_id":"${p.credentialId}"`);
 
+/** What {@link AccessLog} needs of a pino logger: its level, and to hear when it changes. */
+export interface LevelSource {
+  readonly level: string;
+  on(event: 'level-change', listener: (level: string, value: number, previous: string, previousValue: number, source: unknown) => void): unknown;
+}
+
 export class AccessLog {
   private readonly bindings: string;
   private pending: string[] = [];
   private readonly remotes = new BoundedMap<string, string>(REMOTE_FIELDS);
   private timeMs = Number.NaN;
   private timeText = '';
+  private writing: boolean;
 
+  /** `level`: the level the logger starts at, until {@link follow} is given the logger. */
   constructor(
-    private readonly level: () => string,
+    level: string,
     private readonly destination: DestinationStream,
   ) {
+    this.writing = INFO_ENABLED.has(level);
     this.bindings = `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`;
+  }
+
+  /**
+   * Writes lines while `logger`'s level is info or finer, from now on: read once here and again at
+   * each of its level changes, rather than through pino's level getter on every request. (Pino also
+   * tells a logger's listeners of its children's changes; those do not count.)
+   */
+  follow(logger: LevelSource): void {
+    this.writing = INFO_ENABLED.has(logger.level);
+    logger.on('level-change', (level, _value, _previous, _previousValue, source) => {
+      if (source === logger) this.writing = INFO_ENABLED.has(level);
+    });
   }
 
   /** The line of a request Fastify answered. */
@@ -150,7 +171,7 @@ export class AccessLog {
 
   /** Whether access lines are written at all (LOG_LEVEL info or finer). */
   enabled(): boolean {
-    return INFO_ENABLED.has(this.level());
+    return this.writing;
   }
 
   /**

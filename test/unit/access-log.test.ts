@@ -1,3 +1,4 @@
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { Principal } from '../../src/auth/principal.js';
 import { AccessLog, hundredths, urlField } from '../../src/http/logging.js';
@@ -34,7 +35,7 @@ describe('AccessLog lines', () => {
 
   function collect(): { log: AccessLog; lines: () => Record<string, unknown>[] } {
     let written = '';
-    const log = new AccessLog(() => 'info', { write: (chunk: string) => (written += chunk) });
+    const log = new AccessLog('info', { write: (chunk: string) => (written += chunk) });
     return { log, lines: () => written.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) };
   }
 
@@ -57,5 +58,21 @@ describe('AccessLog lines', () => {
     });
     expect(written.at(-2)).toMatchObject({ request_id: 'odd', remote: 'fe80::1%"eth0"', ms: 1.01 });
     expect(written.at(-1)).toMatchObject({ request_id: 'none', remote: null, ms: 0 });
+  });
+
+  it("follows its logger's level, as the logger changes it, and not its children's", () => {
+    const log = new AccessLog('info', { write: () => undefined });
+    const logger = pino({ level: 'warn' }, { write: () => undefined });
+    log.follow(logger);
+    expect(log.enabled()).toBe(false);
+    logger.level = 'debug';
+    expect(log.enabled()).toBe(true);
+    const child = logger.child({ request_id: 'x' });
+    child.level = 'silent';
+    expect(log.enabled()).toBe(true);
+    logger.level = 'error';
+    expect(log.enabled()).toBe(false);
+    logger.level = 'info';
+    expect(log.enabled()).toBe(true);
   });
 });
