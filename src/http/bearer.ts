@@ -14,7 +14,11 @@ const OWS_AROUND = /^[ \t]+|[ \t]+$/g;
 
 function countAuthorizationHeaders(raw: readonly string[]): number {
   let count = 0;
-  for (let i = 0; i < raw.length; i += 2) if (raw[i]?.toLowerCase() === 'authorization') count++;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i];
+    // Lowercasing only the names of the right length: every request has a few other headers.
+    if (name?.length === 13 && name.toLowerCase() === 'authorization') count++;
+  }
   return count;
 }
 
