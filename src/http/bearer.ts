@@ -12,12 +12,14 @@ const CREDENTIALS = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+)(?:[ \t]+(.*))?$/s;
  */
 const OWS_AROUND = /^[ \t]+|[ \t]+$/g;
 
+const AUTHORIZATION = 'authorization';
+
 function countAuthorizationHeaders(raw: readonly string[]): number {
   let count = 0;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i];
     // Lowercasing only the names of the right length: every request has a few other headers.
-    if (name?.length === 13 && name.toLowerCase() === 'authorization') count++;
+    if (name?.length === AUTHORIZATION.length && name.toLowerCase() === AUTHORIZATION) count++;
   }
   return count;
 }

@@ -41,10 +41,12 @@ const CONSTANT_HEADERS = [...Object.entries(SECURITY_HEADERS).flat(), 'content-t
  */
 const HEADERS = [...CONSTANT_HEADERS, 'x-request-id', '', 'content-length', ''];
 const LIMITED_HEADERS = [...HEADERS, 'ratelimit-policy', '', 'ratelimit', ''];
-const ID = CONSTANT_HEADERS.length + 1;
-const LENGTH = ID + 2;
-const POLICY = LENGTH + 2;
-const LIMIT = POLICY + 2;
+/** Where a header's value goes in both lists (the limited one extends the other). */
+const valueOf = (name: string): number => LIMITED_HEADERS.indexOf(name) + 1;
+const ID = valueOf('x-request-id');
+const LENGTH = valueOf('content-length');
+const POLICY = valueOf('ratelimit-policy');
+const LIMIT = valueOf('ratelimit');
 
 /**
  * The serialized answer for a principal. It depends on nothing else, and cached principals are the
