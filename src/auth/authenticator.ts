@@ -46,6 +46,8 @@ export interface AuthenticatorDeps {
   readonly userTokens: UserTokens;
   readonly usage: UsageRecorder;
   readonly clock: Clock;
+  /** Entries per cache (default 50,000); a test makes it small to reach eviction. */
+  readonly cacheSize?: number;
 }
 
 /**
@@ -55,14 +57,14 @@ export interface AuthenticatorDeps {
  * from other processes through the change feed.
  */
 export class Authenticator {
-  private readonly jwts = new BoundedMap<string, JwtEntry>(CACHE_SIZE);
-  private readonly sessions = new BoundedMap<string, CachedSession | null>(CACHE_SIZE);
+  private readonly jwts: BoundedMap<string, JwtEntry>;
+  private readonly sessions: BoundedMap<string, CachedSession | null>;
   /**
    * Opaque tokens the store vouched for, by their exact value, as verified JWTs are: the store is
    * searched by SHA-256 digest, but a cache hit computes none (the hash was about 5 % of a cached
    * request's instructions). Only well-formed tokens found in the store are ever added.
    */
-  private readonly tokens = new BoundedMap<string, TokenEntry>(CACHE_SIZE, (_value, entry) => this.tokenValues.delete(entry.principal.credentialId));
+  private readonly tokens: BoundedMap<string, TokenEntry>;
   /** The value of each cached token by token id, for {@link forget}; follows `tokens` on eviction. */
   private readonly tokenValues = new Map<string, string>();
   /**
@@ -71,7 +73,12 @@ export class Authenticator {
    */
   private generation = 0;
 
-  constructor(private readonly deps: AuthenticatorDeps) {}
+  constructor(private readonly deps: AuthenticatorDeps) {
+    const size = deps.cacheSize ?? CACHE_SIZE;
+    this.jwts = new BoundedMap(size);
+    this.sessions = new BoundedMap(size);
+    this.tokens = new BoundedMap(size, (_value, entry) => this.tokenValues.delete(entry.principal.credentialId));
+  }
 
   /** @throws ProblemError invalid_token, identical for every reason. */
   authenticate(token: string): Promise<Principal> | Principal {

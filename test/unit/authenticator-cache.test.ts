@@ -1,0 +1,57 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Authenticator } from '../../src/auth/authenticator.js';
+import { UserTokens } from '../../src/auth/jwt.js';
+import { SessionStore } from '../../src/sessions/store.js';
+import { TokenStore } from '../../src/tokens/store.js';
+import { UsageRecorder } from '../../src/tokens/usage.js';
+import { UserStore } from '../../src/users/store.js';
+import { type TestApp, startTestApp } from '../helpers/app.js';
+import { type CreatedApiToken, createApiToken, json, signup } from '../helpers/api.js';
+
+/*
+ * The token cache holds tokens by value and keeps, beside it, which value each token id is cached
+ * under (revocations name the id). With a cache of two, tokens push each other out: the index must
+ * follow each eviction exactly, or a revoked token would stay cached under a value the index lost.
+ */
+describe('the opaque-token cache under eviction', () => {
+  let t: TestApp;
+  let authenticator: Authenticator;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    const { db } = t.services.database;
+    const tokens = new TokenStore(db);
+    // A second authenticator over the app's store, with room for two tokens.
+    authenticator = new Authenticator({
+      tokens,
+      sessions: new SessionStore(db),
+      users: new UserStore(db),
+      userTokens: new UserTokens(t.services.keys, t.config.jwt),
+      usage: new UsageRecorder(tokens, 60_000, () => undefined),
+      clock: t.services.clock,
+      cacheSize: 2,
+    });
+  });
+  afterAll(async () => t.close());
+
+  it('a token revoked after others were pushed out of the cache is refused at once', async () => {
+    const user = await signup(t);
+    const created: CreatedApiToken[] = [];
+    for (let i = 0; i < 5; i++) created.push(await createApiToken(t, user.jwt, { name: `cache ${i}` }));
+    for (const { token } of created) await authenticator.authenticate(token);
+    // The last two are cached; the first three were pushed out along the way.
+    expect(created.map(({ token }) => authenticator.cached(token) !== null)).toEqual([false, false, false, true, true]);
+
+    for (const { id } of created) {
+      expect((await json(t, 'DELETE', `/api/tokens/${id}`, undefined, user.jwt)).statusCode).toBe(204);
+      // What the change feed delivers to every authenticator of the process.
+      authenticator.forget({ kind: 'token', ref: id });
+    }
+    // Every one refused by the cache first (authenticating a revoked token caches it as revoked,
+    // which would push the others out), then by authentication itself.
+    expect(created.map(({ token }) => authenticator.cached(token))).toEqual([null, null, null, null, null]);
+    for (const { token } of created) {
+      await expect(Promise.resolve().then(() => authenticator.authenticate(token))).rejects.toMatchObject({ code: 'invalid_token' });
+    }
+  });
+});
