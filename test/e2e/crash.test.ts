@@ -27,27 +27,39 @@ interface Outcomes {
 /** Creates tokens (revoking every third one) and apps from several workers until the process dies. */
 async function hammer(server: ServerProcess, jwt: string, outcomes: Outcomes): Promise<void> {
   let killed = false;
+  /** Requests sent and not answered yet. */
+  let inFlight = 0;
+  const send = async (...args: Parameters<typeof request>): ReturnType<typeof request> => {
+    inFlight++;
+    try {
+      return await request(...args);
+    } finally {
+      inFlight--;
+    }
+  };
   const worker = async (w: number) => {
     for (let i = 0; !killed; i++) {
       try {
         if (i % 7 === 6) {
-          const res = await request(server.url, 'POST', '/api/apps', { body: { name: `app ${w}-${i}` }, token: jwt });
+          const res = await send(server.url, 'POST', '/api/apps', { body: { name: `app ${w}-${i}` }, token: jwt });
           if (res.status === 201) outcomes.apps.add((res.body as { id: string }).id);
           continue;
         }
-        const res = await request(server.url, 'POST', '/api/tokens', { body: { name: `t ${w}-${i}` }, token: jwt });
+        const res = await send(server.url, 'POST', '/api/tokens', { body: { name: `t ${w}-${i}` }, token: jwt });
         expect(res.status).toBe(201);
         const { id, token } = res.body as { id: string; token: string };
         outcomes.created.set(id, token);
-        if (outcomes.created.size >= KILL_AFTER && !killed) {
-          // Kill from inside the loop: the other workers have requests in flight right now.
+        if (outcomes.created.size >= KILL_AFTER && inFlight > 0 && !killed) {
+          // Kill from inside the loop while other workers have requests in flight. (Creations
+          // answered in one group commit can leave every worker between requests at once: then
+          // this worker goes on until some are in flight again.)
           killed = true;
           server.child.kill('SIGKILL');
           return;
         }
         if (i % 3 === 0) {
           outcomes.revokeUnknown.add(id);
-          const revoked = await request(server.url, 'DELETE', `/api/tokens/${id}`, { token: jwt });
+          const revoked = await send(server.url, 'DELETE', `/api/tokens/${id}`, { token: jwt });
           outcomes.revokeUnknown.delete(id);
           expect(revoked.status).toBe(204);
           outcomes.revoked.add(id);
