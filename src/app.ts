@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
@@ -19,6 +18,7 @@ import { RequestLimits, registerRateLimits } from './http/rate-limit.js';
 import { notFound } from './errors.js';
 import { Problem } from './http/schemas.js';
 import { healthRoutes } from './health/routes.js';
+import { requestId } from './lib/ids.js';
 import { checkReadiness } from './health/service.js';
 import { keyRoutes } from './keys/routes.js';
 import { meRoutes } from './me/routes.js';
@@ -58,7 +58,7 @@ export async function createApp(services: Services, options: AppOptions = {}): P
     // Fastify's two lines per request are replaced by one of ours (http/logging.ts).
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     childLoggerFactory: lazyChildLogger,
-    genReqId: () => randomUUID(),
+    genReqId: requestId,
     // A client-chosen request id could collide or inject into logs: always make our own.
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT,

@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { ProblemError } from '../errors.js';
+import { requestId as newRequestId } from '../lib/ids.js';
 import { problemBody } from './problem.js';
 
 /**
@@ -16,7 +16,7 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
   const problem = new ProblemError(error.code === 'HPE_HEADER_OVERFLOW' ? 'headers_too_large' : 'validation_failed', {
     detail: error.code === 'HPE_HEADER_OVERFLOW' ? undefined : 'The request is not valid HTTP.',
   });
-  const requestId = randomUUID();
+  const requestId = newRequestId();
   const body = JSON.stringify(problemBody(problem, requestId));
   socket.end(
     [

@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { FastifyServerOptions } from 'fastify';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { Principal } from '../auth/principal.js';
 import type { ChangeFeed } from '../changes/feed.js';
+import { requestId } from '../lib/ids.js';
 import { perObject } from '../lib/per-object.js';
 import { meBody, serializeMe } from '../me/routes.js';
 import type { Decision } from '../ratelimit/limiter.js';
@@ -124,7 +124,7 @@ export class FastPath {
   }
 
   private respond(req: IncomingMessage, res: ServerResponse, principal: Principal, decision: Decision | null, start: number): void {
-    const id = randomUUID();
+    const id = requestId();
     const { body, length } = bodyOf(principal);
     const headers = (decision === null ? HEADERS : LIMITED_HEADERS).slice();
     headers[ID] = id;
