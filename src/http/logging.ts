@@ -125,6 +125,36 @@ export function hundredths(ms: number): string {
   return `${whole}.${fraction < 10 ? '0' : ''}${fraction}`;
 }
 
+/** Every millisecond of a second as three digits, '000' to '999'. */
+const MILLIS = Array.from({ length: 1000 }, (_, ms) => String(ms).padStart(3, '0'));
+
+/**
+ * Milliseconds since the epoch as text, the same as `String(ms)`. A number that large is no small
+ * integer to V8: it has no cached string, and finding its shortest decimal costs about as much as
+ * the rest of an access line. Under load dozens of lines share a millisecond, so the last text is
+ * kept; from one millisecond to the next only the last three digits change, so the seconds' text
+ * is kept for its second and the milliseconds come from a table.
+ */
+export class MillisText {
+  private ms = Number.NaN;
+  private text = '';
+  private second = Number.NaN;
+  private secondText = '';
+
+  of(ms: number): string {
+    if (ms === this.ms) return this.text;
+    this.ms = ms;
+    const second = Math.floor(ms / 1000);
+    // Before the epoch's first second, a fraction, or past 2^53: not a second's digits and three more.
+    if (!(second >= 1) || !Number.isSafeInteger(ms)) return (this.text = String(ms));
+    if (second !== this.second) {
+      this.second = second;
+      this.secondText = String(second);
+    }
+    return (this.text = this.secondText + MILLIS[ms - second * 1000]);
+  }
+}
+
 /** The caller's fields of an access line. Cached principals are the same object request after request: built once each. */
 const authField = perObject((p: Principal): string => `,"auth":"${p.type}","user_id":"${p.user.id}","credential_id":"${p.credentialId}"`);
 
@@ -138,8 +168,7 @@ export class AccessLog {
   private readonly bindings: string;
   private pending: string[] = [];
   private readonly remotes = new BoundedMap<string, string>(REMOTE_FIELDS);
-  private timeMs = Number.NaN;
-  private timeText = '';
+  private readonly clock = new MillisText();
   private writing: boolean;
 
   /** `level`: the level the logger starts at, until {@link follow} is given the logger. */
@@ -180,23 +209,9 @@ export class AccessLog {
    */
   line(id: string, method: string, url: string, status: number, ms: number, remote: string | undefined, principal: Principal | null): void {
     const line =
-      `{"level":30,"time":${this.time()}${this.bindings},"request_id":"${id}","method":"${method}",` +
+      `{"level":30,"time":${this.clock.of(Date.now())}${this.bindings},"request_id":"${id}","method":"${method}",` +
       `"url":${url},"status":${status},"ms":${hundredths(ms)},"remote":${this.remoteField(remote)}${principal ? authField(principal) : ''},"msg":"request"}\n`;
     if (this.pending.push(line) === 1) setImmediate(this.flush);
-  }
-
-  /**
-   * `Date.now()` as text. A number that large has no cached string, and turning one into its
-   * shortest decimal costs about as much as the rest of a line; under load dozens of lines share
-   * a millisecond, so the text is made once per millisecond.
-   */
-  private time(): string {
-    const now = Date.now();
-    if (now !== this.timeMs) {
-      this.timeMs = now;
-      this.timeText = String(now);
-    }
-    return this.timeText;
   }
 
   /**

@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { Principal } from '../../src/auth/principal.js';
-import { AccessLog, hundredths, urlField } from '../../src/http/logging.js';
+import { AccessLog, hundredths, MillisText, urlField } from '../../src/http/logging.js';
 
 describe('hundredths: the access log\'s "ms" field', () => {
   const reference = (ms: number) => String(Math.round(ms * 100) / 100);
@@ -20,6 +20,31 @@ describe('hundredths: the access log\'s "ms" field', () => {
 
   it('falls back to JavaScript for what is not a small non-negative figure', () => {
     for (const ms of [-0.5, -3, 3e7, 1e300, Number.NaN, Number.POSITIVE_INFINITY]) expect(hundredths(ms)).toBe(reference(ms));
+  });
+});
+
+describe('MillisText: the access log\'s "time" field', () => {
+  it('writes each millisecond as String() does, across seconds, going forward and back', () => {
+    const text = new MillisText();
+    const start = Date.parse('2026-11-24T10:00:00.000Z');
+    const wrong: number[] = [];
+    // Every millisecond of three seconds, then each of them again in a scattered order.
+    const order = Array.from({ length: 3000 }, (_, i) => start - 1000 + i);
+    for (let i = 0; i < 3000; i++) order.push(start - 1000 + ((i * 7919) % 3000));
+    for (const ms of order) if (text.of(ms) !== String(ms)) wrong.push(ms);
+    expect(wrong).toEqual([]);
+  });
+
+  it('asked twice in a millisecond, or for the same second after another, still answers right', () => {
+    const text = new MillisText();
+    for (const ms of [1_700_000_000_005, 1_700_000_000_005, 1_700_000_001_000, 1_700_000_000_999, 1_700_000_000_000, 1_700_000_000_000]) {
+      expect(text.of(ms)).toBe(String(ms));
+    }
+  });
+
+  it('falls back to String() where the digits do not split into a second and three more', () => {
+    const text = new MillisText();
+    for (const ms of [0, 5, 999, 1000, 1001, 12_345, -1, -1500, 1.5, 1_700_000_000_000.25, 9e15, 2 ** 53 + 2, 1e21, Number.NaN]) expect(text.of(ms)).toBe(String(ms));
   });
 });
 
