@@ -89,8 +89,14 @@ export function policyField(d: Decision): string {
   return field;
 }
 
-/** One policy's member of `RateLimit`. */
-export const limitField = (d: Decision): string => `"${d.policy}";r=${d.remaining};t=${d.resetSeconds}`;
+/**
+ * One policy's member of `RateLimit`, as one flat string. A joined string stays in pieces in V8
+ * until something needs it whole, and node:http checks every header value with a regular
+ * expression, which V8 runs on a string in pieces only after a detour through its runtime (about
+ * 1,000 instructions more per response). `trim()`, with no whitespace to remove, hands back the
+ * string made whole, for less.
+ */
+export const limitField = (d: Decision): string => `"${d.policy}";r=${d.remaining};t=${d.resetSeconds}`.trim();
 
 /** `RateLimit-Policy` and `RateLimit` on every limited response. */
 function writeHeaders(decisions: readonly Decision[]): { policy: string; limit: string } {
