@@ -4,6 +4,7 @@ import type { FastifyServerOptions } from 'fastify';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { Principal } from '../auth/principal.js';
 import type { ChangeFeed } from '../changes/feed.js';
+import type { ProblemError } from '../errors.js';
 import { requestId } from '../lib/ids.js';
 import { perObject } from '../lib/per-object.js';
 import { meBody, serializeMe } from '../me/routes.js';
@@ -17,11 +18,13 @@ export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void
 
 /**
  * What the fast path did before it handed a request on: who the caller is, and the rate-limit
- * decision already counted for it (the guard uses both instead of counting the request twice).
+ * decision already counted for it, or the limiter's failure (the guard uses them instead of
+ * counting the request twice).
  */
 export interface Admission {
   readonly principal: Principal;
-  readonly decision: Promise<Decision | null>;
+  readonly decision: Decision | null;
+  readonly error?: ProblemError;
 }
 
 const admissions = new WeakMap<IncomingMessage, Admission>();
@@ -104,22 +107,22 @@ export class FastPath {
   private admit(req: IncomingMessage, res: ServerResponse, fallback: RequestHandler, token: string, start: number): void {
     const principal = this.deps.authenticator.cached(token);
     if (principal === null) return fallback(req, res);
-    const decision = this.deps.limits.consumeCredential(principal);
-    decision.then(
-      (d) => {
-        if (d !== null && !d.allowed) return this.handOn(req, res, fallback, principal, decision);
+    this.deps.limits.countCredential(
+      principal,
+      (decision) => {
+        if (decision !== null && !decision.allowed) return this.handOn(req, res, fallback, { principal, decision });
         try {
-          this.respond(req, res, principal, d, start);
+          this.respond(req, res, principal, decision, start);
         } catch {
-          if (!res.headersSent) this.handOn(req, res, fallback, principal, decision);
+          if (!res.headersSent) this.handOn(req, res, fallback, { principal, decision });
         }
       },
-      () => this.handOn(req, res, fallback, principal, decision),
+      (error) => this.handOn(req, res, fallback, { principal, decision: null, error }),
     );
   }
 
-  private handOn(req: IncomingMessage, res: ServerResponse, fallback: RequestHandler, principal: Principal, decision: Promise<Decision | null>): void {
-    admissions.set(req, { principal, decision });
+  private handOn(req: IncomingMessage, res: ServerResponse, fallback: RequestHandler, admission: Admission): void {
+    admissions.set(req, admission);
     fallback(req, res);
   }
 

@@ -64,7 +64,8 @@ export function registerGuard(app: FastifyInstance, authenticator: Authenticator
       const admitted = takeAdmission(request.raw);
       if (admitted) {
         principal = admitted.principal;
-        limits.apply(request, await admitted.decision);
+        if (admitted.error) throw admitted.error;
+        limits.apply(request, admitted.decision);
       } else {
         try {
           principal = await authenticator.authenticate(readBearerToken(request.raw));

@@ -48,9 +48,12 @@ export class RequestLimits {
     if (!decision.allowed) throw rateLimited([decision]);
   }
 
-  /** Counts one request of an authenticated caller, without a request to record it on. */
-  consumeCredential(principal: Principal): Promise<Decision | null> {
-    return this.limiter.consume('credential', credentialKey(principal));
+  /**
+   * Counts one request of an authenticated caller, without a request to record it on, and hands
+   * the outcome to a callback (see {@link RateLimiter.count}; neither callback may throw).
+   */
+  countCredential(principal: Principal, decided: (decision: Decision | null) => void, failed: (error: ProblemError) => void): void {
+    this.limiter.count('credential', credentialKey(principal), decided, failed);
   }
 
   byAddress(request: FastifyRequest): Promise<void> {
@@ -58,7 +61,7 @@ export class RequestLimits {
   }
 
   async byCredential(request: FastifyRequest, principal: Principal): Promise<void> {
-    this.apply(request, await this.consumeCredential(principal));
+    this.apply(request, await this.limiter.consume('credential', credentialKey(principal)));
   }
 
   /**

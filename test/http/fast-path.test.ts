@@ -1,5 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ProblemError } from '../../src/errors.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { bearer, createApiToken, expectProblem, json, login, registerApp, signup, type TestUser } from '../helpers/api.js';
 import { rawRequest, startRealServer } from '../helpers/real-server.js';
@@ -156,6 +157,36 @@ describe('GET /api/me fast path and the rate limit', () => {
     expect(Number(third.res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(third.res.headers['ratelimit-policy']).toBe('"credential";q=2;w=60');
     expect(third.res.headers.ratelimit).toMatch(/^"credential";r=0;t=\d+$/);
+  });
+});
+
+describe('GET /api/me fast path when the rate-limit store fails', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ env: { RATE_LIMITS: 'on', RATE_LIMIT_CREDENTIAL: '100/60' } });
+  });
+  afterAll(() => t.close());
+
+  it('hands the request to Fastify, which answers 503 unavailable with Retry-After, not a 500 and not a 200', async () => {
+    const user = await signup(t);
+    const { token } = await createApiToken(t, user.jwt);
+    expect((await viaServer(t, me(token))).res.statusCode).toBe(200);
+    expect((await viaServer(t, me(token))).fast).toBe(true);
+    // The store going away (the in-process store cannot fail, so its failure is what is stood in for).
+    const limiter = t.services.rateLimiter;
+    const count = limiter.count.bind(limiter);
+    limiter.count = (policy, key, decided, failed) =>
+      policy === 'credential' ? failed(new ProblemError('unavailable', { headers: { 'retry-after': '5' } })) : count(policy, key, decided, failed);
+    try {
+      const { res, fast } = await viaServer(t, me(token));
+      expect(fast).toBe(false);
+      expectProblem(res, 503, 'unavailable');
+      expect(res.headers['retry-after']).toBe('5');
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+    } finally {
+      limiter.count = count;
+    }
+    expect((await viaServer(t, me(token))).fast).toBe(true);
   });
 });
 
