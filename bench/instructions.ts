@@ -18,7 +18,7 @@ import { type Credentials, createCredentials } from './setup.js';
  * cannot. It complements `npm run bench`, which stays the measure of the targets.
  *
  * Each server runs under callgrind with instrumentation off. It first gets a warm-up of each of
- * its scenarios' loads (the JIT settles); then, scenario by scenario, a short warm-up of that load,
+ * its scenarios' loads (the JIT settles); then, scenario by scenario, a warm-up of that load,
  * instrumentation switched on for a fixed number of requests, off again, and the counters dumped. Under valgrind the server is some fifty times slower, so every event-loop turn holds a
  * request from each of the 50 connections, for the ceiling and rz-auth alike.
  */
@@ -114,8 +114,14 @@ function assertAnswered(label: string, result: LoadResult): void {
   if (result.failures > 0) throw new Error(`${label}: ${result.failures} of ${result.responses} requests failed`);
 }
 
-/** Requests just before counting, so the scenario's own data is in the caches again. */
-const RECENT_WARMUP = 2000;
+/**
+ * Requests just before counting, so the scenario's own data is in the caches again, and enough of
+ * them for the JIT to settle again: when the first warm-up's connections close, V8 throws away the
+ * optimized code of about thirty of node:http's and streams' functions ("dependent prototype chain
+ * changed" under --trace-deopt, once per process), and on Node 24 2,000 requests left their
+ * recompilation running into the count (about 2,000 instructions a request of TurboFan work).
+ */
+const RECENT_WARMUP = 10_000;
 
 /** Instructions per request of one load, on a server warmed up already: count `requests` of them. */
 async function countInstructions({ server, dumps }: Counted, spec: LoadSpec, options: Options): Promise<{ file: string; perRequest: number }> {
