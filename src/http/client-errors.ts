@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { ProblemError } from '../errors.js';
-import { requestId as newRequestId } from '../lib/ids.js';
+import { requestId } from '../lib/ids.js';
 import { problemBody } from './problem.js';
 
 /**
@@ -16,15 +16,15 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
   const problem = new ProblemError(error.code === 'HPE_HEADER_OVERFLOW' ? 'headers_too_large' : 'validation_failed', {
     detail: error.code === 'HPE_HEADER_OVERFLOW' ? undefined : 'The request is not valid HTTP.',
   });
-  const requestId = newRequestId();
-  const body = JSON.stringify(problemBody(problem, requestId));
+  const id = requestId();
+  const body = JSON.stringify(problemBody(problem, id));
   socket.end(
     [
       `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status] ?? ''}`,
       'content-type: application/problem+json',
       'x-content-type-options: nosniff',
       'cache-control: no-store',
-      `x-request-id: ${requestId}`,
+      `x-request-id: ${id}`,
       `content-length: ${Buffer.byteLength(body)}`,
       'connection: close',
       '',

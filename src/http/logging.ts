@@ -168,7 +168,7 @@ export class AccessLog {
   private readonly bindings: string;
   private pending: string[] = [];
   private readonly remotes = new BoundedMap<string, string>(REMOTE_FIELDS);
-  private readonly clock = new MillisText();
+  private readonly timeText = new MillisText();
   private writing: boolean;
 
   /** `level`: the level the logger starts at, until {@link follow} is given the logger. */
@@ -209,7 +209,7 @@ export class AccessLog {
    */
   line(id: string, method: string, url: string, status: number, ms: number, remote: string | undefined, principal: Principal | null): void {
     const line =
-      `{"level":30,"time":${this.clock.of(Date.now())}${this.bindings},"request_id":"${id}","method":"${method}",` +
+      `{"level":30,"time":${this.timeText.of(Date.now())}${this.bindings},"request_id":"${id}","method":"${method}",` +
       `"url":${url},"status":${status},"ms":${hundredths(ms)},"remote":${this.remoteField(remote)}${principal ? authField(principal) : ''},"msg":"request"}\n`;
     if (this.pending.push(line) === 1) setImmediate(this.flush);
   }
