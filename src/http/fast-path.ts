@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { FastifyServerOptions } from 'fastify';
 import type { Authenticator } from '../auth/authenticator.js';
@@ -6,6 +6,7 @@ import type { Principal } from '../auth/principal.js';
 import type { ChangeFeed } from '../changes/feed.js';
 import type { ProblemError } from '../errors.js';
 import { requestId } from '../lib/ids.js';
+import { http } from '../lib/node-http.js';
 import { perObject } from '../lib/per-object.js';
 import { meBody, serializeMe } from '../me/routes.js';
 import type { Decision } from '../ratelimit/limiter.js';
@@ -149,7 +150,7 @@ export class FastPath {
  * (given to Fastify as its `serverFactory`).
  */
 export function createHttpServer(options: FastifyServerOptions & { http?: ServerOptions }, handler: RequestHandler): Server {
-  const server = createServer(options.http ?? {}, handler);
+  const server = http.createServer(options.http ?? {}, handler);
   if (options.keepAliveTimeout !== undefined) server.keepAliveTimeout = options.keepAliveTimeout;
   if (options.requestTimeout !== undefined) server.requestTimeout = options.requestTimeout;
   server.setTimeout(options.connectionTimeout ?? 0);
