@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { packageFile } from './lib/package-file.js';
 
-/** The package version, read once from package.json (one directory above src/ and dist/). */
-export const VERSION: string = (
-  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
+/** The package version, read once from package.json. */
+export const VERSION: string = (JSON.parse(readFileSync(packageFile('package.json'), 'utf8')) as { version: string }).version;

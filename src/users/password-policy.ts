@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import type { FieldError } from '../errors.js';
+import { packageFile } from '../lib/package-file.js';
 
 /** NIST SP 800-63B-4: a verifier may cap length, but at no less than 64 characters; we allow 1024 bytes. */
 export const MAX_PASSWORD_BYTES = 1024;
 
-const BLOCKLIST_FILE = new URL('../../assets/common-passwords.txt', import.meta.url);
+const BLOCKLIST_FILE = packageFile('assets/common-passwords.txt');
 
 /**
  * A set of strings kept as one sorted, newline-joined string plus line offsets, searched by

@@ -3,9 +3,10 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { packageFile } from '../lib/package-file.js';
 
-/** Where `npm run build` writes the page (web/build.js): the same place from src/ and from dist/. */
-export const PUBLIC_DIR = fileURLToPath(new URL('../../dist/public/', import.meta.url));
+/** Where `npm run build` writes the page (web/build.js), whether the service runs from src/ or dist/. */
+export const PUBLIC_DIR = fileURLToPath(packageFile('dist/public/'));
 
 /** The page's address; `/` redirects here. */
 export const PAGE_PATH = '/developers';

@@ -1,0 +1,49 @@
+// Builds the service into one file, dist/cli.js (what `npm start` and the bin run), with esbuild.
+// Why one file: each ES module a process loads keeps its source, scope data and module records for
+// the life of the process. rz-auth and its libraries are about 1,200 modules; as one bundle the
+// server starts with about 7 MB less V8 heap and 8 MB less RSS (README, "Memory").
+// Whitespace and syntax are minified, names are not, so stack traces still read; the source map
+// beside it maps them back to src/ under `node --enable-source-maps`.
+// Plain JavaScript so that it runs with no build of its own; `npm run build` calls it after tsc
+// has type-checked src/.
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import process from 'node:process';
+import { build } from 'esbuild';
+
+const result = await build({
+  entryPoints: [join(import.meta.dirname, 'src', 'cli.ts')],
+  outfile: join(import.meta.dirname, 'dist', 'cli.js'),
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20.19',
+  minifyWhitespace: true,
+  minifySyntax: true,
+  sourcemap: 'linked',
+  write: false,
+  logLevel: 'warning',
+  external: [
+    // Native addons: loaded from node_modules with their compiled binaries.
+    'argon2',
+    'better-sqlite3',
+    'better-sqlite3-napi',
+    // The scale-out drivers: imported only when DATABASE_URL or REDIS_URL names them, so the
+    // embedded default never loads them.
+    'pg',
+    'ioredis',
+    // Serves its own static files from beside its code.
+    '@fastify/swagger-ui',
+  ],
+  // The bundled CommonJS libraries require Node's built-ins; an ES module has no `require` of its own.
+  banner: { js: "import { createRequire as rzCreateRequire } from 'node:module'; const require = rzCreateRequire(import.meta.url);" },
+});
+
+// Written beside the output and renamed over it, so a server starting during a build never loads
+// a half-written file; the map first, the code last.
+mkdirSync(join(import.meta.dirname, 'dist'), { recursive: true });
+for (const file of result.outputFiles.toSorted((a, b) => Number(a.path.endsWith('.js')) - Number(b.path.endsWith('.js')))) {
+  const next = `${file.path}.next-${process.pid}`;
+  writeFileSync(next, file.contents, { mode: file.path.endsWith('.js') ? 0o755 : 0o644 });
+  renameSync(next, file.path);
+}
