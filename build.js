@@ -6,7 +6,7 @@
 // beside it maps them back to src/ under `node --enable-source-maps`.
 // Plain JavaScript so that it runs with no build of its own; `npm run build` calls it after tsc
 // has type-checked src/.
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import process from 'node:process';
 import { build } from 'esbuild';
@@ -41,9 +41,16 @@ const result = await build({
 
 // Written beside the output and renamed over it, so a server starting during a build never loads
 // a half-written file; the map first, the code last.
-mkdirSync(join(import.meta.dirname, 'dist'), { recursive: true });
+const dist = join(import.meta.dirname, 'dist');
+mkdirSync(dist, { recursive: true });
 for (const file of result.outputFiles.toSorted((a, b) => Number(a.path.endsWith('.js')) - Number(b.path.endsWith('.js')))) {
   const next = `${file.path}.next-${process.pid}`;
   writeFileSync(next, file.contents, { mode: file.path.endsWith('.js') ? 0o755 : 0o644 });
   renameSync(next, file.path);
+}
+
+// What the per-module build before this one left in dist/ (app.js, http/, …): nothing loads it any
+// more, and it would only mislead. The page (web/build.js) and the bundle stay.
+for (const entry of readdirSync(dist)) {
+  if (!/^(public|cli\.js)(\.|$)/.test(entry)) rmSync(join(dist, entry), { recursive: true, force: true });
 }
