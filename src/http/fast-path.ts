@@ -55,10 +55,15 @@ const LIMIT = valueOf('ratelimit');
 /**
  * The serialized answer for a principal. It depends on nothing else, and cached principals are the
  * same objects request after request, so each is serialized once.
+ *
+ * With it, how to write it: Node sends the head and a string body as one string in the body's
+ * encoding. As UTF-8 that string is converted on the way out; a body of ASCII only (names and ids
+ * without accents) is the same bytes in Latin-1, which is copied as it is. Any other body is UTF-8.
  */
-const bodyOf = perObject((principal: Principal): { body: string; length: string } => {
+const bodyOf = perObject((principal: Principal): { body: string; length: string; encoding: 'latin1' | 'utf8' } => {
   const body = serializeMe(meBody(principal));
-  return { body, length: String(Buffer.byteLength(body)) };
+  const bytes = Buffer.byteLength(body);
+  return { body, length: String(bytes), encoding: bytes === body.length ? 'latin1' : 'utf8' };
 });
 
 export interface FastPathDeps {
@@ -129,7 +134,7 @@ export class FastPath {
 
   private respond(req: IncomingMessage, res: ServerResponse, principal: Principal, decision: Decision | null, start: number): void {
     const id = requestId();
-    const { body, length } = bodyOf(principal);
+    const { body, length, encoding } = bodyOf(principal);
     const headers = (decision === null ? HEADERS : LIMITED_HEADERS).slice();
     headers[ID] = id;
     headers[LENGTH] = length;
@@ -138,7 +143,7 @@ export class FastPath {
       headers[LIMIT] = limitField(decision);
     }
     res.writeHead(200, headers);
-    res.end(body);
+    res.end(body, encoding);
     this.answered++;
     const { accessLog, clientAddress } = this.deps;
     if (accessLog.enabled()) accessLog.line(id, 'GET', ME_URL, 200, performance.now() - start, clientAddress(req), principal);
