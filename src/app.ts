@@ -12,7 +12,7 @@ import { registerGuard } from './http/guard.js';
 import { collectRoutes, registerMethodNotAllowed, registerNotFound } from './http/hardening.js';
 import { registerRequestLifecycle } from './http/lifecycle.js';
 import { BODY_LIMIT, registerJsonBodyParser } from './http/json-body.js';
-import { AccessLog, type LevelSource, createLogDestination, lazyChildLogger, loggerOptions } from './http/logging.js';
+import { AccessLog, type LevelSource, createAccessLogDestination, createLogDestination, lazyChildLogger, loggerOptions } from './http/logging.js';
 import { registerProblemHandler, sendProblem, toProblem } from './http/problem.js';
 import { RequestLimits, registerRateLimits } from './http/rate-limit.js';
 import { notFound } from './errors.js';
@@ -49,7 +49,7 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   const destination = options.logStream ?? createLogDestination();
   const limits = new RequestLimits(services.rateLimiter);
   // The access log follows the level of the app's logger, once the app below has created it.
-  const accessLog = new AccessLog(config.logLevel, destination);
+  const accessLog = new AccessLog(config.logLevel, options.logStream ?? createAccessLogDestination());
   const fastPath = new FastPath({ authenticator: services.authenticator, limits, feed: services.feed, accessLog, clientAddress: clientAddressOf(config.trustProxy) });
   const app = Fastify({
     // The server's handler: the fast path of GET /api/me, which hands everything else to Fastify.
