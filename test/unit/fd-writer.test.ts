@@ -60,7 +60,9 @@ describe('FdWriter', () => {
 
   it('waits for a full pipe to drain and loses nothing', { timeout: 20_000 }, async () => {
     const out = join(dir, 'drained.log');
-    const { fd, reader } = await pipeWithReader('slow.fifo', `sleep 0.5; cat <&3 > "${out}"`);
+    // The reader starts reading a second after it opened the pipe; the check below allows 600 ms for
+    // this process to get from hearing it opened to writing, on a busy machine.
+    const { fd, reader } = await pipeWithReader('slow.fifo', `sleep 1; cat <&3 > "${out}"`);
     // Four times what a pipe holds (64 KiB on Linux): the writer must meet EAGAIN and retry.
     const text = Array.from({ length: 4096 }, (_, i) => `{"line":${i},"pad":"${'p'.repeat(40)}"}\n`).join('');
     const started = Date.now();
