@@ -13,6 +13,17 @@ import type { Principal } from './principal.js';
 const CACHE_SIZE = 50_000;
 /** No opaque token is longer (`rza_` + 49 characters); longer strings are never looked up. */
 const MAX_OPAQUE_LENGTH = 53;
+/**
+ * Verified JWTs are filed under the last characters of their signature, and a hit must equal the
+ * whole token. A JWT is a few hundred characters, and a Map hashes every character of a key string
+ * it has not seen (each request's header is a new string): about 4,400 instructions a request for
+ * the whole token, against a few hundred for this tail and the comparison. Sixteen characters of an
+ * Ed25519 signature (86 characters, base64url) are 96 bits that no two tokens share by chance; a
+ * forged token that copies a cached one's signature finds that entry, fails the comparison and is
+ * verified like any other.
+ */
+const JWT_KEY_LENGTH = 16;
+const jwtKey = (token: string): string => token.slice(-JWT_KEY_LENGTH);
 
 interface TokenEntry {
   readonly principal: Principal;
@@ -34,6 +45,8 @@ const toCachedSession = (session: Session): CachedSession => ({
 });
 
 interface JwtEntry {
+  /** The whole token: the cache's key is only its tail. */
+  readonly token: string;
   readonly principal: Principal;
   readonly sessionId: string;
   readonly expiresAt: number;
@@ -57,6 +70,7 @@ export interface AuthenticatorDeps {
  * from other processes through the change feed.
  */
 export class Authenticator {
+  /** Verified JWTs by {@link jwtKey}; read them through {@link verifiedJwt}. */
   private readonly jwts: BoundedMap<string, JwtEntry>;
   private readonly sessions: BoundedMap<string, CachedSession | null>;
   /**
@@ -155,10 +169,7 @@ export class Authenticator {
 
   private async authenticateJwt(token: string): Promise<Principal> {
     const now = this.deps.clock.now();
-    let entry = this.jwts.get(token);
-    if (!entry) {
-      entry = await this.verifyJwt(token, now);
-    }
+    const entry = this.verifiedJwt(token) ?? (await this.verifyJwt(token, now));
     if (entry.expiresAt <= now) throw invalidToken();
     const session = this.sessions.get(entry.sessionId) ?? (await this.lookupSession(entry.sessionId));
     return acceptSession(entry, session, now);
@@ -166,10 +177,16 @@ export class Authenticator {
 
   private cachedJwt(token: string): Principal | null {
     const now = this.deps.clock.now();
-    const entry = this.jwts.get(token);
+    const entry = this.verifiedJwt(token);
     if (!entry || entry.expiresAt <= now) return null;
     const session = this.sessions.get(entry.sessionId);
     return session ? acceptSession(entry, session, now) : null;
+  }
+
+  /** The cache's entry for exactly `token`, if it was verified. */
+  private verifiedJwt(token: string): JwtEntry | undefined {
+    const entry = this.jwts.get(jwtKey(token));
+    return entry?.token === token ? entry : undefined;
   }
 
   private async verifyJwt(token: string, now: number): Promise<JwtEntry> {
@@ -179,6 +196,7 @@ export class Authenticator {
     const user = await this.deps.users.findById(claims.sub);
     if (!user) throw invalidToken();
     const entry: JwtEntry = {
+      token,
       sessionId: claims.sid,
       expiresAt: claims.exp * 1000,
       principal: {
@@ -190,7 +208,7 @@ export class Authenticator {
         app: null,
       },
     };
-    if (generation === this.generation) this.jwts.set(token, entry);
+    if (generation === this.generation) this.jwts.set(jwtKey(token), entry);
     return entry;
   }
 

@@ -7,6 +7,7 @@ import { UsageRecorder } from '../../src/tokens/usage.js';
 import { UserStore } from '../../src/users/store.js';
 import { type TestApp, startTestApp } from '../helpers/app.js';
 import { type CreatedApiToken, createApiToken, json, signup } from '../helpers/api.js';
+import { assemble, split } from '../helpers/jwt-craft.js';
 
 /*
  * The token cache holds tokens by value and keeps, beside it, which value each token id is cached
@@ -53,5 +54,33 @@ describe('the opaque-token cache under eviction', () => {
     for (const { token } of created) {
       await expect(Promise.resolve().then(() => authenticator.authenticate(token))).rejects.toMatchObject({ code: 'invalid_token' });
     }
+  });
+});
+
+/*
+ * Verified JWTs are filed under the tail of their signature, so a token that reuses a cached
+ * token's signature lands on that entry: only the whole token's equality may turn it into a hit.
+ */
+describe('the verified-JWT cache', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(async () => t.close());
+
+  it('answers only the exact token it verified, not one that reuses its signature, and keeps it', async () => {
+    const { authenticator } = t.services;
+    const victim = await signup(t);
+    const other = await signup(t);
+    expect((await authenticator.authenticate(victim.jwt)).user.id).toBe(victim.id);
+    expect(authenticator.cached(victim.jwt)?.user.id).toBe(victim.id);
+
+    const { header, payload, signature } = split(victim.jwt);
+    const forged = assemble(header, { ...payload, sub: other.id }, signature);
+    expect(forged.slice(-16)).toBe(victim.jwt.slice(-16));
+    expect(authenticator.cached(forged)).toBeNull();
+    await expect(Promise.resolve().then(() => authenticator.authenticate(forged))).rejects.toMatchObject({ code: 'invalid_token' });
+    // The refusal neither replaced nor dropped the real token's entry.
+    expect(authenticator.cached(victim.jwt)?.user.id).toBe(victim.id);
   });
 });
