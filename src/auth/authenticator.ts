@@ -18,7 +18,7 @@ const MAX_OPAQUE_LENGTH = 53;
  * whole token. A JWT is a few hundred characters, and a Map hashes every character of a key string
  * it has not seen (each request's header is a new string): about 4,400 instructions a request for
  * the whole token, against a few hundred for this tail and the comparison. Sixteen characters of an
- * Ed25519 signature (86 characters, base64url) are 96 bits that no two tokens share by chance; a
+ * Ed25519 signature (86 characters, base64url) carry 92 bits that no two tokens share by chance; a
  * forged token that copies a cached one's signature finds that entry, fails the comparison and is
  * verified like any other.
  */
