@@ -12,7 +12,7 @@ import { meBody, serializeMe } from '../me/routes.js';
 import type { Decision } from '../ratelimit/limiter.js';
 import { plainBearerToken } from './bearer.js';
 import { SECURITY_HEADERS } from './headers.js';
-import { type AccessLog, urlField } from './logging.js';
+import { type AccessLog, requestFields, urlField } from './logging.js';
 import { limitField, policyField, type RequestLimits } from './rate-limit.js';
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -37,7 +37,8 @@ export function takeAdmission(req: IncomingMessage): Admission | undefined {
   return admission;
 }
 
-const ME_URL = urlField('/api/me');
+/** The access line's fields for the one answer given here. */
+const ME_FIELDS = requestFields('GET', urlField('/api/me'), 200);
 const CONSTANT_HEADERS = [...Object.entries(SECURITY_HEADERS).flat(), 'content-type', 'application/json; charset=utf-8'];
 /**
  * The response's header list (name, value, ...) with the per-request values left empty: each
@@ -146,7 +147,7 @@ export class FastPath {
     res.end(body, encoding);
     this.answered++;
     const { accessLog, clientAddress } = this.deps;
-    if (accessLog.enabled()) accessLog.line(id, 'GET', ME_URL, 200, performance.now() - start, clientAddress(req), principal);
+    if (accessLog.enabled()) accessLog.line(id, ME_FIELDS, performance.now() - start, clientAddress(req), principal);
   }
 }
 

@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { Principal } from '../../src/auth/principal.js';
-import { AccessLog, hundredths, MillisText, urlField } from '../../src/http/logging.js';
+import { AccessLog, hundredths, MillisText, requestFields, urlField } from '../../src/http/logging.js';
 
 describe('hundredths: the access log\'s "ms" field', () => {
   const reference = (ms: number) => String(Math.round(ms * 100) / 100);
@@ -68,9 +68,9 @@ describe('AccessLog lines', () => {
     const { log, lines } = collect();
     const before = Date.now();
     const addresses = Array.from({ length: 2500 }, (_, i) => `10.0.${i >> 8}.${i & 255}`);
-    addresses.forEach((remote, i) => log.line(`id-${i}`, 'GET', urlField('/api/me'), 200, i / 1000, remote, i % 2 ? principal : null));
-    log.line('odd', 'GET', urlField('/x'), 401, 1.006, 'fe80::1%"eth0"', null);
-    log.line('none', 'GET', urlField('/x'), 401, 0, undefined, null);
+    addresses.forEach((remote, i) => log.line(`id-${i}`, requestFields('GET', urlField('/api/me'), 200), i / 1000, remote, i % 2 ? principal : null));
+    log.line('odd', requestFields('GET', urlField('/x'), 401), 1.006, 'fe80::1%"eth0"', null);
+    log.line('none', requestFields('GET', urlField('/x'), 401), 0, undefined, null);
     await new Promise((resolve) => setImmediate(resolve));
     const written = lines();
     expect(written).toHaveLength(addresses.length + 2);
