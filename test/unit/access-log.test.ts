@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Principal } from '../../src/auth/principal.js';
 import { AccessLog, hundredths, MillisText, requestFields, urlField } from '../../src/http/logging.js';
 
@@ -83,6 +83,22 @@ describe('AccessLog lines', () => {
     });
     expect(written.at(-2)).toMatchObject({ request_id: 'odd', remote: 'fe80::1%"eth0"', ms: 1.01 });
     expect(written.at(-1)).toMatchObject({ request_id: 'none', remote: null, ms: 0 });
+  });
+
+  describe('time', () => {
+    afterEach(() => vi.useRealTimers());
+
+    it('gives each line the millisecond it was written in, though lines of one millisecond share their start', async () => {
+      vi.useFakeTimers({ toFake: ['Date'] });
+      const { log, lines } = collect();
+      const times = [1_795_000_000_000, 1_795_000_000_000, 1_795_000_000_001, 1_795_000_001_000, 1_795_000_000_999];
+      times.forEach((time, i) => {
+        vi.setSystemTime(time);
+        log.line(`id-${i}`, requestFields('GET', urlField('/api/me'), 200), 0.5, '127.0.0.1', null);
+      });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(lines().map((line) => [line.time, line.request_id])).toEqual(times.map((time, i) => [time, `id-${i}`]));
+    });
   });
 
   it("follows its logger's level, as the logger changes it, and not its children's", () => {
