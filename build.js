@@ -7,6 +7,7 @@
 // Plain JavaScript so that it runs with no build of its own; `npm run build` calls it after tsc
 // has type-checked src/.
 import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { Buffer } from 'node:buffer';
 import { join } from 'node:path';
 import process from 'node:process';
 import { build } from 'esbuild';
@@ -21,6 +22,10 @@ const result = await build({
   minifyWhitespace: true,
   minifySyntax: true,
   sourcemap: 'linked',
+  // The libraries' licence notices go to dist/cli.js.LEGAL.txt, linked from the bundle: one of them
+  // holds a non-ASCII name, and a single such character makes Node decode the whole 1.8 MB source
+  // into a two-byte string, 3.7 MB that V8 keeps for the life of the process (README, "Memory").
+  legalComments: 'linked',
   write: false,
   logLevel: 'warning',
   external: [
@@ -38,6 +43,15 @@ const result = await build({
   // The bundled CommonJS libraries require Node's built-ins; an ES module has no `require` of its own.
   banner: { js: "import { createRequire as rzCreateRequire } from 'node:module'; const require = rzCreateRequire(import.meta.url);" },
 });
+
+// esbuild escapes non-ASCII characters in code (its default charset); anything else that slips
+// through (a comment it keeps) would double what the source costs in memory.
+const code = result.outputFiles.find((file) => file.path.endsWith('.js'));
+const nonAscii = code?.contents.findIndex((byte) => byte > 0x7f) ?? -1;
+if (nonAscii !== -1) {
+  const around = Buffer.from(code.contents.subarray(Math.max(0, nonAscii - 60), nonAscii + 20)).toString('utf8');
+  throw new Error(`dist/cli.js must be ASCII only (V8 would keep it as a two-byte string); byte ${nonAscii}: ...${around}...`);
+}
 
 // Written beside the output and renamed over it, so a server starting during a build never loads
 // a half-written file; the map first, the code last.

@@ -35,7 +35,7 @@ const newestFile = (dir: string): number =>
  * The built CLI (`dist/cli.js`, what `npm start` and the bin run). `npm test` builds first
  * (pretest); a build older than the sources would test stale code, so that refuses to run.
  */
-function builtCli(): string {
+export function builtCli(): string {
   const cli = join(ROOT, 'dist', 'cli.js');
   if (!existsSync(cli) || newestFile(join(ROOT, 'dist')) < newestFile(join(ROOT, 'src')) - 1000) {
     throw new Error('dist/ is older than src/: run `npm run build` (npm test does it first)');
