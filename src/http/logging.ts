@@ -136,27 +136,23 @@ const MILLIS = Array.from({ length: 1000 }, (_, ms) => String(ms).padStart(3, '0
 /**
  * Milliseconds since the epoch as text, the same as `String(ms)`. A number that large is no small
  * integer to V8: it has no cached string, and finding its shortest decimal costs about as much as
- * the rest of an access line. Under load dozens of lines share a millisecond, so the last text is
- * kept; from one millisecond to the next only the last three digits change, so the seconds' text
- * is kept for its second and the milliseconds come from a table.
+ * the rest of an access line. From one millisecond to the next only the last three digits change,
+ * so the seconds' text is kept for its second and the milliseconds come from a table. (The lines
+ * of one millisecond share their whole start: {@link AccessLog} asks once per millisecond.)
  */
 export class MillisText {
-  private ms = Number.NaN;
-  private text = '';
   private second = Number.NaN;
   private secondText = '';
 
   of(ms: number): string {
-    if (ms === this.ms) return this.text;
-    this.ms = ms;
     const second = Math.floor(ms / 1000);
     // Before the epoch's first second, a fraction, or past 2^53: not a second's digits and three more.
-    if (!(second >= 1) || !Number.isSafeInteger(ms)) return (this.text = String(ms));
+    if (!(second >= 1) || !Number.isSafeInteger(ms)) return String(ms);
     if (second !== this.second) {
       this.second = second;
       this.secondText = String(second);
     }
-    return (this.text = this.secondText + MILLIS[ms - second * 1000]);
+    return this.secondText + MILLIS[ms - second * 1000];
   }
 }
 
