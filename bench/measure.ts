@@ -25,16 +25,69 @@ export interface RoundResult extends LoadResult {
   /** The background load (the login flood), when the scenario has one. */
   readonly background?: LoadDescription & { readonly rps: number; readonly p99Ms: number; readonly failures: number };
   /**
-   * For a bracketed scenario: the ceiling it is compared with, the mean of the ceiling measured
-   * just before it and just after it.
+   * For a bracketed scenario: the mean of every ceiling slice measured around its slices, for the
+   * record (the ratios are taken slice by slice, from `slices`).
    */
   readonly ceiling?: { readonly rps: number; readonly cpuUsPerRequest: number | null };
+  /** For a bracketed scenario: each slice of the round, with the mean of the two ceiling slices around it. */
+  readonly slices?: readonly BracketedSlice[];
 }
 
-/** The mean of two ceiling measurements, what a bracketed measurement between them is compared with. */
-export function bracket(before: RoundResult, after: RoundResult): NonNullable<RoundResult['ceiling']> {
-  const us = before.cpuUsPerRequest === null || after.cpuUsPerRequest === null ? null : (before.cpuUsPerRequest + after.cpuUsPerRequest) / 2;
-  return { rps: (before.rps + after.rps) / 2, cpuUsPerRequest: us };
+/** One slice of a bracketed scenario, and the ceiling measured just before and just after it. */
+export interface BracketedSlice {
+  readonly rps: number;
+  readonly cpuUsPerRequest: number | null;
+  readonly ceilingRps: number;
+  readonly ceilingCpuUsPerRequest: number | null;
+  /** The load generator's CPU, in cores, during the busier of the two ceiling slices. */
+  readonly ceilingLoadGenerator: number;
+}
+
+const mean = (values: readonly number[]): number => values.reduce((sum, v) => sum + v, 0) / values.length;
+const meanOrNull = (values: readonly (number | null)[]): number | null => (values.includes(null) ? null : mean(values as readonly number[]));
+const middle = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)] ?? 0;
+
+/**
+ * A bracketed round from its slices (`parts`) and the ceiling slices around them (`ceilings`, one
+ * more than `parts`: before the first, between each two, after the last). Counts and CPU are over
+ * the whole round; latency is the median of the slices' figures (a slice's histogram is not kept).
+ */
+export function joinSlices(parts: readonly RoundResult[], ceilings: readonly RoundResult[]): RoundResult {
+  const [first] = parts;
+  if (!first || ceilings.length !== parts.length + 1) throw new Error('a bracketed round needs its slices and one more ceiling slice');
+  const seconds = parts.reduce((sum, p) => sum + p.seconds, 0);
+  const responses = parts.reduce((sum, p) => sum + p.responses, 0);
+  const statusCodes: Record<string, number> = {};
+  for (const p of parts) for (const [code, n] of Object.entries(p.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + n;
+  const server = meanOrNull(parts.map((p) => p.cpu.server));
+  const rss = parts.map((p) => p.peakRssMb).filter((v): v is number => v !== null);
+  const slices = parts.map((p, i): BracketedSlice => {
+    const around = [ceilings[i], ceilings[i + 1]].filter((c): c is RoundResult => c !== undefined);
+    return {
+      rps: p.rps,
+      cpuUsPerRequest: p.cpuUsPerRequest,
+      ceilingRps: mean(around.map((c) => c.rps)),
+      ceilingCpuUsPerRequest: meanOrNull(around.map((c) => c.cpuUsPerRequest)),
+      ceilingLoadGenerator: Math.max(...around.map((c) => c.cpu.loadGenerator)),
+    };
+  });
+  const rps = parts.reduce((sum, p) => sum + p.rps * p.seconds, 0) / seconds;
+  return {
+    ...first,
+    rps,
+    p50Ms: middle(parts.map((p) => p.p50Ms)),
+    p99Ms: middle(parts.map((p) => p.p99Ms)),
+    maxMs: Math.max(...parts.map((p) => p.maxMs)),
+    responses,
+    failures: parts.reduce((sum, p) => sum + p.failures, 0),
+    statusCodes,
+    seconds,
+    peakRssMb: rss.length > 0 ? Math.max(...rss) : null,
+    cpu: { server, loadGenerator: mean(parts.map((p) => p.cpu.loadGenerator)), other: meanOrNull(parts.map((p) => p.cpu.other)) },
+    cpuUsPerRequest: server === null || rps === 0 ? null : (server / rps) * 1e6,
+    ceiling: { rps: mean(ceilings.map((c) => c.rps)), cpuUsPerRequest: meanOrNull(ceilings.map((c) => c.cpuUsPerRequest)) },
+    slices,
+  };
 }
 
 export interface Timing {

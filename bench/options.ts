@@ -11,6 +11,8 @@ export interface Options extends LoadShape {
   readonly rounds: number;
   readonly warmupSeconds: number;
   readonly seconds: number;
+  /** Slices a bracketed scenario's seconds are measured in, alternating with the ceiling. */
+  readonly slices: number;
   /** Scenario ids to run; the ceiling always runs. */
   readonly only: readonly string[] | null;
 }
@@ -24,6 +26,8 @@ export const USAGE = `Usage: npm run bench [-- options]
   --rounds N          measured rounds per scenario (default 3)
   --duration S        seconds per round (default 10)
   --warmup S          warm-up seconds before each round (default 3)
+  --slices N          measure each GET /api/me scenario in N slices per round, each between two
+                      slices of the ceiling (default 5: 2 s each; 1 with --smoke)
   --connections N     connections of the hot-path loads (default 50)
   --login-connections N   connections of a login load (default 16)
   --probe-connections N   connections of the GET /api/me latency probe (default 2)
@@ -51,6 +55,7 @@ function parseFlags(argv: readonly string[]) {
         rounds: { type: 'string' },
         duration: { type: 'string' },
         warmup: { type: 'string' },
+        slices: { type: 'string' },
         connections: { type: 'string' },
         'login-connections': { type: 'string' },
         'probe-connections': { type: 'string' },
@@ -73,12 +78,16 @@ export function parseOptions(argv: readonly string[]): Options {
   const unknown = only?.filter((id) => !SCENARIOS.some((s) => s.id === id)) ?? [];
   if (unknown.length > 0) throw new UsageError(`--only: unknown scenario ${unknown.join(', ')}`);
   const smoke = values.smoke;
+  const seconds = count(values.duration, 'duration', smoke ? 2 : 10, 1);
+  const slices = count(values.slices, 'slices', smoke ? 1 : 5, 1);
+  if (slices > seconds) throw new UsageError(`--slices must not exceed --duration (a slice of less than a second says little), got ${slices} and ${seconds}`);
   return {
     smoke,
     highPriority: values['high-priority'],
     mode,
     rounds: count(values.rounds, 'rounds', smoke ? 1 : 3, 1),
-    seconds: count(values.duration, 'duration', smoke ? 2 : 10, 1),
+    seconds,
+    slices,
     warmupSeconds: count(values.warmup, 'warmup', smoke ? 1 : 3, 0),
     connections: count(values.connections, 'connections', 50, 1),
     loginConnections: count(values['login-connections'], 'login-connections', 16, 1),

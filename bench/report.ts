@@ -21,8 +21,8 @@ export interface ScenarioSummary {
   readonly serverCores: number | null;
   readonly cpuUsPerRequest: number | null;
   /**
-   * req/s over the ceiling's: for a bracketed scenario the median over its rounds of req/s over the
-   * mean of the two ceiling measurements around it, otherwise the median round's req/s over the
+   * req/s over the ceiling's: for a bracketed scenario the median over the slices of all its rounds
+   * of a slice's req/s over the mean of the two ceiling slices around it, otherwise the median round's req/s over the
    * median of every ceiling measurement. Null for the ceiling and for latency probes.
    */
   readonly ratio: number | null;
@@ -66,14 +66,16 @@ const middleValue = (values: readonly number[]): number | null => {
   return Number.isInteger(middle) ? ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2 : (sorted[Math.floor(middle)] ?? null);
 };
 
-/** req/s and CPU ratios of a bracketed scenario: each round against its own ceiling, then the median. */
+/**
+ * req/s and CPU ratios of a bracketed scenario: each slice of every round against the ceiling
+ * slices just before and after it, then the median over all slices.
+ */
 function bracketedRatios(rounds: readonly RoundResult[]): { ratio: number | null; cpuRatio: number | null } {
   const ratios: number[] = [];
   const cpuRatios: number[] = [];
-  for (const { ceiling, rps, cpuUsPerRequest } of rounds) {
-    if (!ceiling) continue;
-    if (ceiling.rps > 0) ratios.push(rps / ceiling.rps);
-    if (ceiling.cpuUsPerRequest !== null && cpuUsPerRequest) cpuRatios.push(ceiling.cpuUsPerRequest / cpuUsPerRequest);
+  for (const slice of rounds.flatMap((r) => r.slices ?? [])) {
+    if (slice.ceilingRps > 0) ratios.push(slice.rps / slice.ceilingRps);
+    if (slice.ceilingCpuUsPerRequest !== null && slice.cpuUsPerRequest) cpuRatios.push(slice.ceilingCpuUsPerRequest / slice.cpuUsPerRequest);
   }
   return { ratio: middleValue(ratios), cpuRatio: middleValue(cpuRatios) };
 }

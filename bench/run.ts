@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { type CpuLayout, cpusFor, pin, planCpus, raisePriority } from './cpus.js';
 import { createStore, rateLimitEnv, rzAuthEnv, type Store } from './env.js';
 import { describeMachine, type Machine, machineLine } from './machine.js';
-import { bracket, measureRound, type RoundResult, settle, type Timing } from './measure.js';
+import { joinSlices, measureRound, type RoundResult, settle, type Timing } from './measure.js';
 import { type Options, parseOptions, USAGE, UsageError } from './options.js';
 import { markdownTable, type ScenarioSummary, summarize, tableRows, textTable } from './report.js';
 import { type Scenario, SCENARIOS } from './scenarios.js';
@@ -15,7 +15,8 @@ import { createCredentials } from './setup.js';
  * `npm run bench`: the cost of authentication, as a ratio to a bare Fastify server measured in the
  * same run. Each round runs the ceiling and then every scenario, so slow drift on a shared machine
  * (another job starting) hits the ceiling and the scenarios alike; the hot-path scenarios are
- * each measured between two ceiling measurements and compared with those. Exit status: 0 whatever the
+ * each measured in slices alternating with slices of the ceiling, and each slice is compared with
+ * the ceiling slices around it. Exit status: 0 whatever the
  * figures, 1 when something broke (a server did not start or died, a load was mostly errors),
  * 2 for a bad command line.
  */
@@ -39,7 +40,8 @@ function progress(round: number, rounds: number, scenario: Scenario, r: RoundRes
 function warnings(summaries: readonly ScenarioSummary[]): string[] {
   const found: string[] = [];
   const ceiling = summaries.find((s) => s.id === 'ceiling');
-  if (ceiling?.rounds.some((r) => r.cpu.loadGenerator >= 0.9)) {
+  const ceilingSlices = summaries.flatMap((s) => s.rounds.flatMap((r) => r.slices ?? []));
+  if (ceiling?.rounds.some((r) => r.cpu.loadGenerator >= 0.9) || ceilingSlices.some((s) => s.ceilingLoadGenerator >= 0.9)) {
     found.push("the load generator used ≥ 90% of its CPU during the ceiling: the ceiling may be the load generator's limit, which pushes every ratio towards 1");
   }
   for (const s of summaries) {
@@ -50,13 +52,13 @@ function warnings(summaries: readonly ScenarioSummary[]): string[] {
   return found;
 }
 
-/** The warm-up of a ceiling measured again within a round: its process is warm already. */
-const REPEAT_WARMUP_SECONDS = 1;
-
 /**
  * Every round: the ceiling, then each scenario, each on its CPUs, waiting for the server to idle in
- * between. A bracketed scenario is measured between two ceiling measurements (the one before may
- * be the previous scenario's one after), and keeps their mean as its reference.
+ * between. A bracketed scenario is measured in slices, alternating with slices of the ceiling:
+ * ceiling, slice, ceiling, slice, ..., ceiling (the first ceiling slice may be the previous
+ * scenario's last). Each slice is compared with the two ceiling slices around it, measured within
+ * a few seconds of it: on a shared machine the ceiling alone moves by a fifth or more within a
+ * minute, so the nearer the reference, the less of that movement a ratio carries.
  */
 async function measureAll(options: Options, scenarios: readonly Scenario[], servers: Record<Scenario['server'], ServerProcess>, layout: CpuLayout): Promise<Map<string, RoundResult[]>> {
   const credentials = await createCredentials(servers['rz-auth'].url);
@@ -67,6 +69,9 @@ async function measureAll(options: Options, scenarios: readonly Scenario[], serv
   const results = new Map<string, RoundResult[]>();
   const ceiling = SCENARIOS.find((s) => s.id === 'ceiling');
   if (!ceiling) throw new Error('no ceiling scenario');
+  const add = (id: string, result: RoundResult) => results.set(id, [...(results.get(id) ?? []), result]);
+  // A slice is measured without a warm-up of its own but the first: the processes are warm.
+  const slice: Timing = { warmupSeconds: 0, seconds: options.seconds / options.slices };
   for (let round = 1; round <= options.rounds; round++) {
     const measure = async (scenario: Scenario, timing: Timing = options): Promise<RoundResult> => {
       const server = servers[scenario.server];
@@ -74,25 +79,24 @@ async function measureAll(options: Options, scenarios: readonly Scenario[], serv
       const result = await measureRound(round, scenario, server, credentials, options, timing);
       progress(round, options.rounds, scenario, result);
       await settle(server);
-      if (scenario.id === 'ceiling') results.set('ceiling', [...(results.get('ceiling') ?? []), result]);
       return result;
     };
-    const measureCeiling = () => measure(ceiling, { ...options, warmupSeconds: Math.min(REPEAT_WARMUP_SECONDS, options.warmupSeconds) });
-    // The ceiling measurement that came last, with nothing measured since.
-    let lastCeiling: RoundResult | undefined;
+    // The ceiling slice that came last, with nothing measured since.
+    let lastCeilingSlice: RoundResult | undefined;
     for (const scenario of scenarios) {
-      if (scenario.id === 'ceiling') {
-        lastCeiling = await measure(scenario);
+      if (!scenario.bracketed) {
+        add(scenario.id, await measure(scenario));
+        lastCeilingSlice = undefined;
         continue;
       }
-      const before = scenario.bracketed ? (lastCeiling ?? (await measureCeiling())) : undefined;
-      let result = await measure(scenario);
-      lastCeiling = undefined;
-      if (before) {
-        lastCeiling = await measureCeiling();
-        result = { ...result, ceiling: bracket(before, lastCeiling) };
+      const ceilings = [lastCeilingSlice ?? (await measure(ceiling, slice))];
+      const parts: RoundResult[] = [];
+      for (let i = 0; i < options.slices; i++) {
+        parts.push(await measure(scenario, i === 0 ? { ...slice, warmupSeconds: options.warmupSeconds } : slice));
+        ceilings.push(await measure(ceiling, slice));
       }
-      results.set(scenario.id, [...(results.get(scenario.id) ?? []), result]);
+      lastCeilingSlice = ceilings.at(-1);
+      add(scenario.id, joinSlices(parts, ceilings));
     }
   }
   return results;
@@ -124,6 +128,7 @@ function report(summaries: readonly ScenarioSummary[], info: RunInfo): void {
       highPriority: options.highPriority,
       rounds: options.rounds,
       seconds: options.seconds,
+      slices: options.slices,
       warmupSeconds: options.warmupSeconds,
       connections: options.connections,
       loginConnections: options.loginConnections,
@@ -152,6 +157,7 @@ async function run(options: Options, store: Store, servers: Servers): Promise<vo
   const scenarios = SCENARIOS.filter((s) => s.id === 'ceiling' || options.only === null || options.only.includes(s.id));
   const profile =
     `${options.smoke ? 'smoke' : 'full'}: ${options.rounds} round(s) × ${options.seconds} s after ${options.warmupSeconds} s warm-up, ` +
+    `GET /api/me in ${options.slices} slice(s) between the ceiling's, ` +
     `${options.connections} connections${options.highPriority ? ', nice -10' : ''}`;
   console.log(`rz-auth benchmark (${profile})\nmachine: ${machineLine(machine)}, load average ${machine.loadAverageAtStart}`);
   console.log(`store: ${store.description}\npinning: ${layout.description}`);

@@ -39,9 +39,9 @@ export interface Scenario {
    */
   readonly probe?: boolean;
   /**
-   * Measured between two measurements of the ceiling, and compared with their mean: on a shared
-   * machine the ceiling itself moves by a fifth within a minute, so a hot-path ratio is only as
-   * good as the ceiling next to it. Set where the ratio is the point.
+   * Measured in slices alternating with slices of the ceiling, each slice compared with the mean
+   * of the two around it: on a shared machine the ceiling itself moves by a fifth within a minute,
+   * so a hot-path ratio is only as good as the ceiling next to it. Set where the ratio is the point.
    */
   readonly bracketed?: boolean;
 }
