@@ -24,11 +24,6 @@ export interface RoundResult extends LoadResult {
   readonly cpuUsPerRequest: number | null;
   /** The background load (the login flood), when the scenario has one. */
   readonly background?: LoadDescription & { readonly rps: number; readonly p99Ms: number; readonly failures: number };
-  /**
-   * For a bracketed scenario: the mean of every ceiling slice measured around its slices, for the
-   * record (the ratios are taken slice by slice, from `slices`).
-   */
-  readonly ceiling?: { readonly rps: number; readonly cpuUsPerRequest: number | null };
   /** For a bracketed scenario: each slice of the round, with the mean of the two ceiling slices around it. */
   readonly slices?: readonly BracketedSlice[];
 }
@@ -45,7 +40,14 @@ export interface BracketedSlice {
 
 const mean = (values: readonly number[]): number => values.reduce((sum, v) => sum + v, 0) / values.length;
 const meanOrNull = (values: readonly (number | null)[]): number | null => (values.includes(null) ? null : mean(values as readonly number[]));
-const middle = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)] ?? 0;
+
+/** The median of `values` (the mean of the two middle ones for an even count); null for none. */
+export function middleValue(values: readonly number[]): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length / 2;
+  return Number.isInteger(middle) ? ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2 : (sorted[Math.floor(middle)] ?? null);
+}
 
 /**
  * A bracketed round from its slices (`parts`) and the ceiling slices around them (`ceilings`, one
@@ -75,8 +77,8 @@ export function joinSlices(parts: readonly RoundResult[], ceilings: readonly Rou
   return {
     ...first,
     rps,
-    p50Ms: middle(parts.map((p) => p.p50Ms)),
-    p99Ms: middle(parts.map((p) => p.p99Ms)),
+    p50Ms: middleValue(parts.map((p) => p.p50Ms)) ?? first.p50Ms,
+    p99Ms: middleValue(parts.map((p) => p.p99Ms)) ?? first.p99Ms,
     maxMs: Math.max(...parts.map((p) => p.maxMs)),
     responses,
     failures: parts.reduce((sum, p) => sum + p.failures, 0),
@@ -85,7 +87,6 @@ export function joinSlices(parts: readonly RoundResult[], ceilings: readonly Rou
     peakRssMb: rss.length > 0 ? Math.max(...rss) : null,
     cpu: { server, loadGenerator: mean(parts.map((p) => p.cpu.loadGenerator)), other: meanOrNull(parts.map((p) => p.cpu.other)) },
     cpuUsPerRequest: server === null || rps === 0 ? null : (server / rps) * 1e6,
-    ceiling: { rps: mean(ceilings.map((c) => c.rps)), cpuUsPerRequest: meanOrNull(ceilings.map((c) => c.cpuUsPerRequest)) },
     slices,
   };
 }

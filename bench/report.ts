@@ -1,4 +1,4 @@
-import type { RoundResult } from './measure.js';
+import { middleValue, type RoundResult } from './measure.js';
 import { RSS_LIMIT_MB, type Scenario, type Target } from './scenarios.js';
 
 /** A target and whether this run met it. */
@@ -22,8 +22,9 @@ export interface ScenarioSummary {
   readonly cpuUsPerRequest: number | null;
   /**
    * req/s over the ceiling's: for a bracketed scenario the median over the slices of all its rounds
-   * of a slice's req/s over the mean of the two ceiling slices around it, otherwise the median round's req/s over the
-   * median of every ceiling measurement. Null for the ceiling and for latency probes.
+   * of a slice's req/s over the mean of the two ceiling slices around it, otherwise the median
+   * round's req/s over the median of the ceiling's own rounds. Null for the ceiling and for latency
+   * probes.
    */
   readonly ratio: number | null;
   /**
@@ -58,13 +59,6 @@ function check(target: Target, s: Omit<ScenarioSummary, 'checks'>, cores: number
       };
   }
 }
-
-const middleValue = (values: readonly number[]): number | null => {
-  if (values.length === 0) return null;
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length / 2;
-  return Number.isInteger(middle) ? ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2 : (sorted[Math.floor(middle)] ?? null);
-};
 
 /**
  * req/s and CPU ratios of a bracketed scenario: each slice of every round against the ceiling

@@ -55,7 +55,7 @@ describe('the benchmark: bracketed slices', () => {
     if (!scenario || !ceilingScenario) throw new Error('scenarios missing');
     // rz-auth at 0.9 of the ceiling throughout, and the ceiling jumping from 20,000 to 30,000.
     const ceilingRps = [20_000, 20_000, 20_000, 30_000, 30_000, 30_000];
-    const parts = ceilingRps.slice(1).map((rps, i) => measured(0.9 * (i < 2 ? 20_000 : 30_000), 50 / 0.9, { round: 1 }));
+    const parts = ceilingRps.slice(1).map((_, i) => measured(0.9 * (i < 2 ? 20_000 : 30_000), 50 / 0.9));
     const ceilings = ceilingRps.map((rps) => measured(rps, 50));
     const results = new Map([
       ['ceiling', [measured(25_000, 50)]],
