@@ -16,6 +16,12 @@ export interface TestUser {
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
+/** Replaces the character at `i` (negative counts from the end) with another base62 character: never the one already there. */
+export function flip(s: string, i: number): string {
+  const at = i < 0 ? s.length + i : i;
+  return s.slice(0, at) + (s[at] === 'A' ? 'B' : 'A') + s.slice(at + 1);
+}
+
 /** A JSON request with the right content type. */
 export function json(t: TestApp, method: 'POST' | 'DELETE' | 'GET', url: string, body?: unknown, token?: string) {
   return t.inject({

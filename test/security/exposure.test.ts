@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROBLEMS } from '../../src/errors.js';
 import { tokenDigest } from '../../src/tokens/format.js';
 import { type TestApp, startTestApp } from '../helpers/app.js';
-import { bearer, createApiToken, json, login, registerApp, signup, type TestUser } from '../helpers/api.js';
+import { bearer, createApiToken, flip, json, login, registerApp, signup, type TestUser } from '../helpers/api.js';
 
 /**
  * Security family 9, exposure: credentials appear in the one response that creates them and
@@ -128,7 +128,7 @@ describe('exposure of credentials', () => {
       { method: 'GET', url: `/api/me?access_token=${tokens.api}` },
       { method: 'GET', url: `/api/apps?token=${tokens.jwt}&app=${tokens.app}`, headers: bearer(tokens.jwt) },
       { method: 'DELETE', url: `/api/tokens/${tokens.api}`, headers: bearer(tokens.jwt) },
-      { method: 'GET', url: '/api/me', headers: { authorization: `Bearer ${tokens.api.slice(0, -1)}x`, cookie: `session=${tokens.jwt}` } },
+      { method: 'GET', url: '/api/me', headers: { authorization: `Bearer ${flip(tokens.api, -1)}`, cookie: `session=${tokens.jwt}` } },
       { method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: secrets.get('password') } },
       { method: 'POST', url: '/api/auth/login', payload: { email: user.email, password: 'a wrong password, logged nowhere' } },
     ];

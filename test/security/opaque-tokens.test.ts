@@ -2,7 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateToken } from '../../src/tokens/format.js';
 import { type TestApp, startTestApp } from '../helpers/app.js';
-import { bearer, createApiToken, expectInvalidToken, expectProblem, json, registerApp, signup, type TestUser } from '../helpers/api.js';
+import { bearer, createApiToken, expectInvalidToken, expectProblem, flip, json, registerApp, signup, type TestUser } from '../helpers/api.js';
 import { TestClock } from '../helpers/clock.js';
 
 /**
@@ -15,8 +15,6 @@ interface Live {
   readonly app: string;
 }
 
-/** Replaces the character at `i` with another base62 character. */
-const flip = (s: string, i: number) => s.slice(0, i) + (s[i] === 'A' ? 'B' : 'A') + s.slice(i + 1);
 const swapCase = (s: string) => [...s].map((c) => (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase())).join('');
 
 /** Strings derived from live tokens that must not authenticate. */
