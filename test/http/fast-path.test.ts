@@ -247,12 +247,12 @@ describe('the real server', () => {
       expect(twice.status).toBe(400);
       expect(JSON.parse(twice.body)).toMatchObject({ code: 'validation_failed' });
       expect(twice.headers['www-authenticate']).toBe('Bearer realm="rz", error="invalid_request"');
-      // Valid but unusual forms: scheme casing, extra spaces, a tab (RFC 9110 / 6750).
-      for (const form of [`bearer ${user.jwt}`, `Bearer   ${user.jwt}`, `Bearer\t${user.jwt}`, `BEARER ${user.jwt} `]) {
+      // Valid but unusual forms: scheme casing, extra spaces (RFC 9110 / 6750).
+      for (const form of [`bearer ${user.jwt}`, `Bearer   ${user.jwt}`, `BEARER ${user.jwt} `]) {
         expect((await send(`Authorization: ${form}`)).status, form).toBe(200);
       }
       // Not tokens, though they start with one.
-      for (const form of [`Bearer ${user.jwt}\u00a0`, `Bearer ${user.jwt} x`, `Bearer ${user.jwt},`]) {
+      for (const form of [`Bearer ${user.jwt}\u00a0`, `Bearer ${user.jwt} x`, `Bearer ${user.jwt},`, `Bearer\t${user.jwt}`]) {
         expect((await send(`Authorization: ${form}`)).status, form).toBe(401);
       }
       expect(server.app.fastPath.answered).toBe(before);

@@ -1,0 +1,73 @@
+import { performance } from 'node:perf_hooks';
+import type { InjectOptions } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestApp, startTestApp } from '../helpers/app.js';
+
+/**
+ * Security family 10, work before authentication: whatever the service computes from a request
+ * before it is authenticated or counted (the Authorization header, the URL, the body, the access
+ * log's redaction) is linear in its input, so no request costs much more than the plainest bad one.
+ *
+ * Timing on a shared 2-core machine is noisy, so each hostile request is compared with a baseline
+ * measured in the same test (the median of the same number of plain bad requests), with a wide
+ * margin: a super-linear pass over these inputs costs tens of milliseconds where the baseline costs
+ * well under one.
+ */
+
+const ROUNDS = 9;
+/** Hostile requests may cost this many times the baseline, plus a few milliseconds of slack. */
+const FACTOR = 5;
+const SLACK_MS = 5;
+
+const median = (values: number[]): number => values.sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+
+describe('work before authentication is linear in the input', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  async function cost(request: InjectOptions): Promise<number> {
+    const times: number[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      const start = performance.now();
+      const res = await t.inject(request);
+      times.push(performance.now() - start);
+      expect(res.statusCode, res.body).toBeGreaterThanOrEqual(400);
+      expect(res.statusCode, res.body).toBeLessThan(500);
+    }
+    // The access lines are written at the end of the turn: their redaction counts too.
+    await t.settledLogs();
+    return median(times);
+  }
+
+  const me = (authorization: string): InjectOptions => ({ method: 'GET', url: '/api/me', headers: { authorization } });
+  const spaces = ' '.repeat(15_000);
+  const hostile: Array<[string, InjectOptions]> = [
+    ['Bearer, 15,000 spaces and x (CPU exhaustion through the Authorization header)', me(`Bearer${spaces}x`)],
+    ['15,000 spaces, then Bearer x', me(`${spaces}Bearer x`)],
+    ['Bearer x, then 15,000 spaces and a letter', me(`Bearer x${spaces}y`)],
+    ['Bearer, then 15,000 alternating spaces and tabs', me(`Bearer${' \t'.repeat(7_500)}x`)],
+    ['a 15,000-character scheme', me(`${'B'.repeat(15_000)} x`)],
+    ['Bearer and a 15,000-character token-alphabet value ending in a bad character', me(`Bearer ${'a'.repeat(15_000)}!`)],
+    ['a URL of repeated JWT starts (the access log redaction)', { method: 'GET', url: `/api/me?q=${'eyJ-'.repeat(3_000)}` }],
+    ['a URL of repeated API-token prefixes', { method: 'GET', url: `/api/me?q=${'rz_rza_rzs_'.repeat(1_200)}` }],
+    ['a URL of percent escapes', { method: 'GET', url: `/api/me?q=${'%25'.repeat(4_000)}` }],
+    ['a URL of JWT starts separated by dots', { method: 'GET', url: `/api/me?q=${'eyJ.'.repeat(3_000)}` }],
+    [
+      'a login body of 16 KiB of escapes',
+      { method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/json' }, payload: `{"email":"a@b.co","password":"${'\\\\'.repeat(8_000)}"}` },
+    ],
+    [
+      'a content type followed by 10,000 spaces',
+      { method: 'POST', url: '/api/auth/login', headers: { 'content-type': `application/json${' '.repeat(10_000)}x` }, payload: '{}' },
+    ],
+  ];
+
+  it.each(hostile)('%s', async (_what, request) => {
+    const baseline = await cost(me('Bearer x'));
+    const hostileCost = await cost(request);
+    expect(hostileCost, `median ${hostileCost.toFixed(2)} ms against a baseline of ${baseline.toFixed(2)} ms`).toBeLessThan(baseline * FACTOR + SLACK_MS);
+  });
+});
