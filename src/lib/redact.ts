@@ -1,7 +1,43 @@
 /**
- * Token-shaped strings: API and app tokens (even with a bad checksum) and anything that looks like
- * a compact JWS. Logs must never hold a credential, even one a client put in a URL by mistake.
+ * Token-shaped strings, wherever they stand (no `\b`: a percent-encoded space or quote before a
+ * token is a letter or digit): API, app and service tokens, even with a bad checksum, and anything
+ * that starts like a JWT. Logs must never hold a credential, even one a client put in a URL by
+ * mistake. Linear on any input: the JWT alternative can always end where its run of base64url
+ * characters ends (the dots are optional), so a match never fails after a long scan and no start
+ * position is scanned twice.
  */
-const TOKEN_SHAPED = /\brza?_[0-9A-Za-z]{8,}|\beyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*\.?[A-Za-z0-9_-]*/g;
+const TOKEN_SHAPED = /rz[as]?_[0-9A-Za-z]{8,}|eyJ[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*){0,2}/g;
+const REDACTED = '[REDACTED]';
 
-export const redactSecrets = (text: string): string => text.replace(TOKEN_SHAPED, '[REDACTED]');
+const redactShapes = (text: string): string => text.replace(TOKEN_SHAPED, REDACTED);
+
+const PERCENT_ESCAPE = /%[0-9A-Fa-f]{2}/;
+const PERCENT_ESCAPES = /(?:%[0-9A-Fa-f]{2})+/g;
+/** Enough for a value encoded twice over and then some; each pass is linear. */
+const MAX_DECODES = 4;
+
+/** One round of percent-decoding that never throws: a run that is not UTF-8 is read as Latin-1. */
+function decodeOnce(text: string): string {
+  return text.replace(PERCENT_ESCAPES, (run) => {
+    try {
+      return decodeURIComponent(run);
+    } catch {
+      return Buffer.from(run.replaceAll('%', ''), 'hex').toString('latin1');
+    }
+  });
+}
+
+/**
+ * Text as logs and error bodies may show it (a URL, a message, a field name a client sent), with
+ * every token shape redacted. Percent-encoding can hide a token from the pattern (`%72z_…`,
+ * `rz%5F…`, `eyJ…%2E…`), so text with escapes is decoded, up to a few times over; if the decoded
+ * text holds a token shape, the decoded text is returned with it redacted, otherwise the text as
+ * it came.
+ */
+export function redactSecrets(text: string): string {
+  if (!PERCENT_ESCAPE.test(text)) return redactShapes(text);
+  let decoded = text;
+  for (let i = 0; i < MAX_DECODES && PERCENT_ESCAPE.test(decoded); i++) decoded = decodeOnce(decoded);
+  const redacted = redactShapes(decoded);
+  return redacted === decoded ? redactShapes(text) : redacted;
+}

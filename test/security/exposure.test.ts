@@ -143,6 +143,31 @@ describe('exposure of credentials', () => {
     expect(lines).toContain('/api/me?access_token=[REDACTED]');
   });
 
+  it('a token behind a percent-encoded delimiter, or percent-encoded itself, in the URL never reaches the log', async () => {
+    const encodeAll = (s: string) => [...s].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join('');
+    const hidden: string[] = [
+      `?x=Bearer%20${tokens.api}`,
+      `?x=%22${tokens.api}`,
+      `?a=1%2C${tokens.api}`,
+      `?a=1%2c${tokens.app}`,
+      `?x=%09${tokens.jwt}`,
+      `?x=Bearer+${tokens.app}`,
+      `?x=%72z_${tokens.api.slice(3)}`,
+      `?x=rz%5F${tokens.api.slice(3)}`,
+      `?x=${tokens.jwt.replaceAll('.', '%2E')}`,
+      `?x=${encodeAll(tokens.api)}`,
+      `?x=${encodeAll(encodeAll(tokens.app))}`,
+      `?x=%2572%257a%255f${tokens.api.slice(3)}`,
+    ];
+    const from = t.logs.length;
+    for (const query of hidden) await get(`/api/me${query}`);
+    const lines = (await t.settledLogs()).slice(from).join('');
+    expect(lines.split('\n').filter(Boolean)).toHaveLength(hidden.length);
+    expectNoSecret(lines, 'the logs');
+    for (const query of hidden) expect(lines, query).not.toContain(query.slice(3));
+    for (const token of Object.values(tokens)) expect(lines).not.toContain(token.slice(-12));
+  });
+
   describe('headers', () => {
     const tag = () => randomUUID().slice(0, 8);
     const credentialResponses: Array<[string, () => Promise<LightMyRequestResponse>]> = [

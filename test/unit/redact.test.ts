@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { redactSecrets } from '../../src/lib/redact.js';
+import { generateToken } from '../../src/tokens/format.js';
+
+describe('redactSecrets', () => {
+  const api = generateToken('api');
+  const app = generateToken('app');
+  const jwt = 'eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJlc2lnbmF0dXJl';
+
+  it.each([
+    ['after a space', `Bearer ${api}`],
+    ['glued to a word', `x${api}`],
+    ['after a percent-encoded space', `Bearer%20${api}`],
+    ['after a percent-encoded quote', `%22${app}`],
+    ['a service token', 'rzs_0123456789abcdefghij'],
+    ['a JWT after a digit', `1${jwt}`],
+    ['a JWT cut short of its dots', jwt.slice(0, 30)],
+    ['a JWT with percent-encoded dots', jwt.replaceAll('.', '%2e')],
+    ['an encoded prefix', `%72z_${api.slice(3)}`],
+    ['an encoded underscore', `rza%5F${app.slice(4)}`],
+    ['encoded twice', `%2572z%255F${api.slice(3)}`],
+  ])('redacts a token %s', (_what, text) => {
+    const out = redactSecrets(`/path?q=${text}&n=1`);
+    expect(out).toContain('[REDACTED]');
+    for (const secret of [api, app, jwt]) expect(out).not.toContain(secret.slice(-10));
+  });
+
+  it('leaves text without a token as it is, escapes included', () => {
+    for (const text of ['/api/me', '/api/apps?name=Space%20Invaders', '/x?a=%zz&b=%', 'rz_short']) expect(redactSecrets(text)).toBe(text);
+  });
+
+  it('never throws on escapes that are not UTF-8', () => {
+    expect(redactSecrets(`/x?q=%ff%fe%72z_${api.slice(3)}`)).toContain('[REDACTED]');
+  });
+});
