@@ -14,7 +14,12 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
       'no-control-regex': 'off',
       'guard-for-in': 'error',
-      'no-restricted-syntax': ['error', { selector: 'ForInStatement', message: 'Use for...of over Object.keys/entries.' }],
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'ForInStatement', message: 'Use for...of over Object.keys/entries.' },
+        // One function decides who a client is (TRUST_PROXY included); Fastify's request.ip is not configured.
+        { selector: "MemberExpression[property.name='ip']", message: 'Use clientAddressOf() from src/http/client-address.ts.' },
+      ],
       // better-sqlite3 12 aborts Node 24: the driver is only ever loaded through loadSqlite().
       '@typescript-eslint/no-restricted-imports': ['error', {
         paths: [{ name: 'better-sqlite3', allowTypeImports: true, message: 'Use loadSqlite() from src/db/database.ts.' }],

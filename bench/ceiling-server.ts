@@ -1,7 +1,7 @@
 // Like rz-auth's CLI, first: keeps process.nextTick's tick-object literal monomorphic. Without it
 // the ceiling sometimes starts in the slow state (under callgrind on Node 24: 97,000 to 106,000
 // instructions per request against 60,000 to 61,000 with it), which would flatter every ratio.
-import '../src/lib/next-tick-shape.js';
+
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
 import { SECURITY_HEADERS } from '../src/http/headers.js';

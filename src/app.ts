@@ -1,22 +1,21 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { appRoutes } from './apps/routes.js';
 import { authRoutes } from './auth/routes.js';
-import { clientAddressOf, trustProxyOption } from './http/client-address.js';
+import { clientAddressOf } from './http/client-address.js';
 import { clientErrorHandler } from './http/client-errors.js';
 import { registerDocs, registerOpenApi } from './http/docs.js';
-import { createHttpServer, FastPath, type RequestHandler } from './http/fast-path.js';
 import { registerGuard } from './http/guard.js';
 import { collectRoutes, registerMethodNotAllowed, registerNotFound } from './http/hardening.js';
 import { registerRequestLifecycle } from './http/lifecycle.js';
 import { BODY_LIMIT, registerJsonBodyParser } from './http/json-body.js';
-import { AccessLog, type LevelSource, createAccessLogDestination, createLogDestination, lazyChildLogger, loggerOptions } from './http/logging.js';
+import { createLogDestination, loggerOptions, registerAccessLog } from './http/logging.js';
+import { meShortcut } from './http/me-shortcut.js';
 import { registerProblemHandler, sendProblem, toProblem } from './http/problem.js';
 import { RequestLimits, registerRateLimits } from './http/rate-limit.js';
 import { notFound } from './errors.js';
-import { Problem } from './http/schemas.js';
+import { Problem } from './api/schemas.js';
 import { healthRoutes } from './health/routes.js';
 import { checkReadiness } from './health/service.js';
 import { keyRoutes } from './keys/routes.js';
@@ -26,14 +25,6 @@ import type { Services } from './services.js';
 import { tokenRoutes } from './tokens/routes.js';
 import { VERSION } from './version.js';
 import { developersPage } from './web/routes.js';
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** What the HTTP server runs for each request (the fast path, then Fastify); tests inject through it. */
-    handleRequest(req: IncomingMessage, res: ServerResponse): void;
-    readonly fastPath: FastPath;
-  }
-}
 
 export interface AppOptions {
   /** Where logs go (default stdout); tests pass a stream to inspect them. */
@@ -47,17 +38,12 @@ export interface AppOptions {
 export async function createApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
   const { config } = services;
   const destination = options.logStream ?? createLogDestination();
-  const limits = new RequestLimits(services.rateLimiter);
-  // The access log follows the level of the app's logger, once the app below has created it.
-  const accessLog = new AccessLog(config.logLevel, options.logStream ?? createAccessLogDestination());
-  const fastPath = new FastPath({ authenticator: services.authenticator, limits, feed: services.feed, accessLog, clientAddress: clientAddressOf(config.trustProxy) });
+  const clientAddress = clientAddressOf(config.trustProxy);
+  const limits = new RequestLimits(services.rateLimiter, clientAddress);
   const app = Fastify({
-    // The server's handler: the fast path of GET /api/me, which hands everything else to Fastify.
-    serverFactory: (fastify: RequestHandler, serverOptions) => createHttpServer(serverOptions, (req, res) => fastPath.handle(req, res, fastify)),
     logger: loggerOptions(config.logLevel, destination),
     // Fastify's two lines per request are replaced by one of ours (http/logging.ts).
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
-    childLoggerFactory: lazyChildLogger,
     genReqId: requestId,
     // A client-chosen request id could collide or inject into logs: always make our own.
     requestIdHeader: false,
@@ -65,8 +51,6 @@ export async function createApp(services: Services, options: AppOptions = {}): P
     // Slow bodies: the whole request must arrive within 10 s.
     requestTimeout: 10_000,
     return503OnClosing: true,
-    // The client address is the socket's unless TRUST_PROXY names the proxies to believe.
-    trustProxy: trustProxyOption(config.trustProxy),
     // Long or badly encoded path segments are malformed ids: our 404, not Fastify's 414/400 bodies.
     routerOptions: { maxParamLength: 8192 },
     clientErrorHandler,
@@ -82,10 +66,9 @@ export async function createApp(services: Services, options: AppOptions = {}): P
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  // Fastify made app.log from our options: a pino logger.
-  accessLog.follow(app.log as unknown as LevelSource);
   const routes = collectRoutes(app);
-  registerRequestLifecycle(app, services.feed, accessLog);
+  const lifecycle = registerRequestLifecycle(app, services.feed);
+  registerAccessLog(app, clientAddress);
   registerProblemHandler(app);
   registerNotFound(app);
   registerJsonBodyParser(app);
@@ -105,12 +88,10 @@ export async function createApp(services: Services, options: AppOptions = {}): P
 
   await app.after();
   registerMethodNotAllowed(app, routes);
-  app.addHook('preClose', (done) => {
-    fastPath.close();
-    done();
-  });
-  app.decorate('fastPath', fastPath);
-  app.decorate('handleRequest', (req: IncomingMessage, res: ServerResponse) => fastPath.handle(req, res, app.routing));
+  // The server's one request listener: GET /api/me's shortcut, in front of Fastify's own handler.
+  const shortcut = meShortcut({ authenticator: services.authenticator, limits, feed: services.feed, log: app.log, clientAddress, closing: lifecycle.closing }, app.routing);
+  app.server.removeAllListeners('request');
+  app.server.on('request', shortcut);
   await app.ready();
   return app;
 }

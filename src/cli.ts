@@ -1,15 +1,4 @@
-#!/usr/bin/env -S MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=1048576 GLIBC_TUNABLES=glibc.malloc.hugetlb=1 node --max-semi-space-size=4 --heap-growing-percent=30 --no-maglev
-// Memory settings, the same as `npm start` (README, "Performance"): a small V8 young generation
-// (about 25 MB less under load for a few more, cheap scavenges) and an old generation that grows
-// by 30 % of what survives a full collection rather than up to 4x; one glibc malloc arena for all
-// threads; and allocations of 1 MiB and more (the 19 MiB argon2id buffers) mapped on their own,
-// in 2 MiB pages, and returned when freed, instead of served from the heap where small
-// allocations split them and glibc's moving threshold keeps a third one. No Maglev (V8's middle
-// compiler, on by default from Node 22, off in Node 20): its compile jobs take up to 17 MB of
-// malloc'd zone memory at a time, which the single arena cannot give back (Node 24 grew glibc's heap
-// from 11 to 27 MB under GET /api/me with it, 12 MB without); TurboFan still optimizes the hot path.
-// First: keeps process.nextTick's tick-object literal monomorphic (see the module).
-import './lib/next-tick-shape.js';
+#!/usr/bin/env node
 import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
 import { readPassword } from './cli/password-input.js';

@@ -129,8 +129,8 @@ export class ProblemError extends Error {
     readonly code: ProblemCode,
     options: ProblemOptions = {},
   ) {
-    // A client error is an expected answer, not a fault: nothing reads its stack, and capturing
-    // one was a tenth of the CPU of answering a flood of invalid tokens. Server errors keep theirs.
+    // A client error is an expected answer, not a fault: nothing reads its stack, and capturing one
+    // would make a flood of invalid tokens cost more. Server errors keep theirs.
     const problem = PROBLEMS[code];
     const status = problem.status;
     const detail = options.detail ?? problem.detail;

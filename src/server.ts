@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { createApp } from './app.js';
 import type { Config } from './config.js';
+import { createLogDestination, flushLog } from './http/logging.js';
 import { createServices, type Services } from './services.js';
 
 export interface RunningServer {
@@ -18,8 +19,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const services = await createServices(config, {
     onError: (error, context) => app?.log.error({ err: error }, context),
   });
+  const logStream = createLogDestination();
   try {
-    app = await createApp(services);
+    app = await createApp(services, { logStream });
     const url = await app.listen({ port: config.port, host: config.host });
     const running = app;
     return {
@@ -29,6 +31,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       async close() {
         await running.close();
         await services.close();
+        await flushLog(logStream);
       },
     };
   } catch (error) {

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { principalOf } from '../http/guard.js';
-import { IdParams, responses, Timestamp, Uuid } from '../http/schemas.js';
-import { type Http, security } from '../http/types.js';
+import { principalOf } from '../api/route.js';
+import { IdParams, responses, Timestamp, Uuid } from '../api/schemas.js';
+import { type Http, security } from '../api/route.js';
 import type { AppService, IssuedAppToken } from './service.js';
 import type { App } from './store.js';
 

@@ -11,16 +11,12 @@ import type { UserTokens } from './jwt.js';
 import type { Principal } from './principal.js';
 
 const CACHE_SIZE = 50_000;
-/** No opaque token is longer (`rza_` + 49 characters); longer strings are never looked up. */
-const MAX_OPAQUE_LENGTH = 53;
 /**
  * Verified JWTs are filed under the last characters of their signature, and a hit must equal the
- * whole token. A JWT is a few hundred characters, and a Map hashes every character of a key string
- * it has not seen (each request's header is a new string): about 4,400 instructions a request for
- * the whole token, against a few hundred for this tail and the comparison. Sixteen characters of an
- * Ed25519 signature (86 characters, base64url) carry 92 bits that no two tokens share by chance; a
- * forged token that copies a cached one's signature finds that entry, fails the comparison and is
- * verified like any other.
+ * whole token: hashing a few hundred characters per request cost measurably more than this tail
+ * and one comparison. Sixteen characters of an Ed25519 signature carry 92 bits that no two tokens
+ * share by chance; a forged token that copies a cached one's signature finds that entry, fails the
+ * comparison and is verified like any other.
  */
 const JWT_KEY_LENGTH = 16;
 const jwtKey = (token: string): string => token.slice(-JWT_KEY_LENGTH);
@@ -74,9 +70,8 @@ export class Authenticator {
   private readonly jwts: BoundedMap<string, JwtEntry>;
   private readonly sessions: BoundedMap<string, CachedSession | null>;
   /**
-   * Opaque tokens the store vouched for, by their exact value, as verified JWTs are: the store is
-   * searched by SHA-256 digest, but a cache hit computes none (the hash was about 5 % of a cached
-   * request's instructions). Only well-formed tokens found in the store are ever added.
+   * Opaque tokens the store vouched for, by their exact value: the store is searched by SHA-256
+   * digest, and a cache hit needs none. Only well-formed tokens found in the store are ever added.
    */
   private readonly tokens: BoundedMap<string, TokenEntry>;
   /** The value of each cached token by token id, for {@link forget}; follows `tokens` on eviction. */
@@ -86,6 +81,8 @@ export class Authenticator {
    * or a token revoked while it was being looked up would come back from the cache.
    */
   private generation = 0;
+  /** Lookups under way, by token: requests that arrive meanwhile share one (same generation only). */
+  private readonly inFlight = new Map<string, { readonly generation: number; readonly promise: Promise<Principal> }>();
 
   constructor(private readonly deps: AuthenticatorDeps) {
     const size = deps.cacheSize ?? CACHE_SIZE;
@@ -94,26 +91,13 @@ export class Authenticator {
     this.tokens = new BoundedMap(size, (_value, entry) => this.tokenValues.delete(entry.principal.credentialId));
   }
 
-  /** @throws ProblemError invalid_token, identical for every reason. */
+  /**
+   * The principal of a bearer token: at once when the caches decide, otherwise after a lookup.
+   * @throws ProblemError invalid_token (or rejects with it), identical for every reason.
+   */
   authenticate(token: string): Promise<Principal> | Principal {
     if (token.startsWith('eyJ')) return this.authenticateJwt(token);
     return this.authenticateOpaque(token);
-  }
-
-  /**
-   * The principal of `token` when the caches alone decide it is valid, without waiting for anything;
-   * null otherwise (not cached yet, or invalid: {@link authenticate} then gives the answer and the
-   * error). Applies every check {@link authenticate} applies to a cached entry.
-   */
-  cached(token: string): Principal | null {
-    try {
-      if (token.startsWith('eyJ')) return this.cachedJwt(token);
-      // Only well-formed tokens are ever cached, so a hit needs no shape or checksum check.
-      const entry = token.length <= MAX_OPAQUE_LENGTH ? this.tokens.get(token) : undefined;
-      return entry ? this.accept(entry) : null;
-    } catch {
-      return null;
-    }
   }
 
   /** Drops whatever a change makes stale. */
@@ -139,12 +123,23 @@ export class Authenticator {
   }
 
   private authenticateOpaque(token: string): Promise<Principal> | Principal {
-    // Shape and checksum first: strings that are not our tokens never reach the store.
-    const kind = tokenKind(token);
-    if (kind === null) throw invalidToken();
+    // Only well-formed tokens are ever cached, so a hit needs no shape or checksum check.
     const cached = this.tokens.get(token);
     if (cached) return this.accept(cached);
-    return this.lookupToken(token);
+    // Shape and checksum first: strings that are not our tokens never reach the store.
+    if (tokenKind(token) === null) throw invalidToken();
+    return this.shared(token, () => this.lookupToken(token));
+  }
+
+  /** One lookup per token at a time: a request that arrives while one runs waits for it. */
+  private shared(token: string, lookup: () => Promise<Principal>): Promise<Principal> {
+    const running = this.inFlight.get(token);
+    if (running?.generation === this.generation) return running.promise;
+    const promise = lookup().finally(() => {
+      if (this.inFlight.get(token)?.promise === promise) this.inFlight.delete(token);
+    });
+    this.inFlight.set(token, { generation: this.generation, promise });
+    return promise;
   }
 
   private async lookupToken(token: string): Promise<Principal> {
@@ -167,20 +162,21 @@ export class Authenticator {
     return principal;
   }
 
-  private async authenticateJwt(token: string): Promise<Principal> {
+  private authenticateJwt(token: string): Promise<Principal> | Principal {
     const now = this.deps.clock.now();
-    const entry = this.verifiedJwt(token) ?? (await this.verifyJwt(token, now));
+    const entry = this.verifiedJwt(token);
+    if (!entry) return this.shared(token, () => this.verifyAndAccept(token, now));
+    if (entry.expiresAt <= now) throw invalidToken();
+    const session = this.sessions.get(entry.sessionId);
+    if (session !== undefined) return acceptSession(entry, session, now);
+    return this.lookupSession(entry.sessionId).then((found) => acceptSession(entry, found, now));
+  }
+
+  private async verifyAndAccept(token: string, now: number): Promise<Principal> {
+    const entry = await this.verifyJwt(token, now);
     if (entry.expiresAt <= now) throw invalidToken();
     const session = this.sessions.get(entry.sessionId) ?? (await this.lookupSession(entry.sessionId));
     return acceptSession(entry, session, now);
-  }
-
-  private cachedJwt(token: string): Principal | null {
-    const now = this.deps.clock.now();
-    const entry = this.verifiedJwt(token);
-    if (!entry || entry.expiresAt <= now) return null;
-    const session = this.sessions.get(entry.sessionId);
-    return session ? acceptSession(entry, session, now) : null;
   }
 
   /** The cache's entry for exactly `token`, if it was verified. */

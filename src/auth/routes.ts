@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { principalOf } from '../http/guard.js';
-import { responses, UserSummary } from '../http/schemas.js';
-import { type Http, security } from '../http/types.js';
+import { principalOf } from '../api/route.js';
+import { responses, UserSummary } from '../api/schemas.js';
+import { type Http, security } from '../api/route.js';
 import type { AccountService, SessionGrant } from './service.js';
 
 const Email = Type.String({ maxLength: 320, examples: ['ada@example.com'] });

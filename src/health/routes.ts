@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { ProblemError } from '../errors.js';
-import type { Http } from '../http/types.js';
+import type { Http } from '../api/route.js';
 import type { Readiness } from './service.js';
 
 const Status = Type.Object({ status: Type.String() }, { additionalProperties: false });

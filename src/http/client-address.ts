@@ -2,23 +2,14 @@ import type { IncomingMessage } from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
 import type { Config } from '../config.js';
 
-type TrustFn = (address: string, hop: number) => boolean;
-
-/** Fastify's form of TRUST_PROXY: a hop count becomes "believe the nearest n hops". */
-export function trustProxyOption(trust: Config['trustProxy']): false | string[] | TrustFn {
-  if (trust === false) return false;
-  if (typeof trust === 'number') return (_address, hop) => hop < trust;
-  return [...trust];
-}
-
 /**
- * The client address exactly as Fastify's `request.ip` computes it from {@link trustProxyOption}
- * (the same library, @fastify/proxy-addr, with the same trust), for code that runs without a
- * Fastify request.
+ * The client address of a request: the socket's, unless TRUST_PROXY names the proxies whose
+ * `X-Forwarded-For` to believe (a hop count, or their addresses and CIDRs). Rate limits and the
+ * access log both use this one function (Fastify's own `request.ip` is not configured, and lint
+ * forbids reading it), so no two parts of the service can disagree about who a client is.
  */
-export function clientAddressOf(trust: Config['trustProxy']): (req: IncomingMessage) => string | undefined {
-  const option = trustProxyOption(trust);
-  if (option === false) return (req) => req.socket.remoteAddress;
-  const trusted = typeof option === 'function' ? option : proxyAddr.compile(option);
-  return (req) => proxyAddr.all(req, trusted).at(-1);
+export function clientAddressOf(trust: Config['trustProxy']): (req: IncomingMessage) => string {
+  if (trust === false) return (req) => req.socket.remoteAddress ?? '';
+  const trusted = typeof trust === 'number' ? (_address: string, hop: number) => hop < trust : proxyAddr.compile([...trust]);
+  return (req) => proxyAddr(req, trusted);
 }

@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { ProblemError } from '../errors.js';
 import { requestId } from '../lib/ids.js';
-import { http } from '../lib/node-http.js';
+import { STATUS_CODES } from 'node:http';
 import { problemBody } from './problem.js';
 
 /**
@@ -20,7 +20,7 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
   const body = JSON.stringify(problemBody(problem, id));
   socket.end(
     [
-      `HTTP/1.1 ${problem.status} ${http.STATUS_CODES[problem.status] ?? ''}`,
+      `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status] ?? ''}`,
       'content-type: application/problem+json',
       'x-content-type-options: nosniff',
       'cache-control: no-store',

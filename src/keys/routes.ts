@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import { responses } from '../http/schemas.js';
-import type { Http } from '../http/types.js';
+import { responses } from '../api/schemas.js';
+import type { Http } from '../api/route.js';
 import type { KeyRing } from './service.js';
 
 const Jwks = Type.Object(

@@ -43,13 +43,9 @@ function refill(): void {
 }
 
 /**
- * A random (version 4) UUID for a request id, as `crypto.randomUUID()` makes one, but as a slice of
- * one flat string per 128 ids. randomUUID joins its 36 characters from 19 pieces, and `node:http`'s
- * check of each header value (a regular expression) must first copy such a string into one piece,
- * through V8's runtime; a slice is checked where it lies. Every response carries its request id, so
- * on `GET /api/me` this was about 4 % of the instructions of a request. The randomness is the same
- * (Node's CSPRNG, 122 random bits per id); only the text is made here. A slice holds on to its
- * batch's 4.6 kB string while it lives, and a request id lives as long as its request.
+ * A random (version 4) UUID for a request id: Node's CSPRNG, 122 random bits, as `randomUUID()`
+ * makes, but each a slice of one flat string per batch, which node:http checks as a header value
+ * without first copying it whole (randomUUID's result is joined from pieces).
  */
 export function requestId(): string {
   if (next === BATCH) refill();

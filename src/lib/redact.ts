@@ -9,7 +9,11 @@
 const TOKEN_SHAPED = /rz[as]?_[0-9A-Za-z]{8,}|eyJ[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*){0,2}/g;
 const REDACTED = '[REDACTED]';
 
-const redactShapes = (text: string): string => text.replace(TOKEN_SHAPED, REDACTED);
+/**
+ * Token shapes replaced, nothing else touched: safe on text whose syntax must survive, such as a
+ * serialized JSON log line (the replacement holds no quote or backslash).
+ */
+export const redactShapes = (text: string): string => text.replace(TOKEN_SHAPED, REDACTED);
 
 const PERCENT_ESCAPE = /%[0-9A-Fa-f]{2}/;
 const PERCENT_ESCAPES = /(?:%[0-9A-Fa-f]{2})+/g;

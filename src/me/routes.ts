@@ -2,9 +2,8 @@ import fastJson from 'fast-json-stringify';
 import { type Static, Type } from 'typebox';
 import type { Principal } from '../auth/principal.js';
 import { iso } from '../clock.js';
-import { principalOf } from '../http/guard.js';
-import { NullableTimestamp, responses, Uuid } from '../http/schemas.js';
-import { type Http, security } from '../http/types.js';
+import { type Http, principalOf, type RouteAuth, security } from '../api/route.js';
+import { NullableTimestamp, responses, Uuid } from '../api/schemas.js';
 
 const MeResponse = Type.Object(
   {
@@ -25,10 +24,10 @@ const MeResponse = Type.Object(
   { additionalProperties: false },
 );
 
-/**
- * The body of `GET /api/me` as Fastify serializes the route's response (fast-json-stringify over the
- * same schema), for the fast path (http/fast-path.ts), which answers without Fastify.
- */
+/** Who may call `GET /api/me`: any valid token. */
+export const ME_AUTH: RouteAuth = { api: 'any', app: true };
+
+/** The body's serializer (Fastify's own, over the response schema), shared with http/me-shortcut.ts. */
 export const serializeMe: (body: Static<typeof MeResponse>) => string = fastJson(MeResponse);
 
 /** The body of `GET /api/me`. */
@@ -46,13 +45,13 @@ export function meBody(p: Principal): Static<typeof MeResponse> {
 /** `GET /api/me`: who the caller is and with what credential. */
 export function meRoutes(app: Http): void {
   app.get('/api/me', {
-    config: { auth: { api: 'any', app: true } },
+    config: { auth: ME_AUTH },
     schema: {
       tags: ['me'],
       summary: 'The caller and the credential in use',
       security: [security.user, security.api(), security.app],
       response: responses({ 200: MeResponse }, 'unauthorized', 'invalid_token', 'validation_failed'),
     },
-    handler: async (request) => meBody(principalOf(request)),
+    handler: async (request, reply) => reply.type('application/json; charset=utf-8').serializer(serializeMe).send(meBody(principalOf(request))),
   });
 }

@@ -4,9 +4,10 @@ import { tempDir } from '../helpers/app.js';
 import { request, spawnServer } from '../helpers/server-process.js';
 
 /**
- * The real server's access log on stdout. The lines of one event-loop turn are written together at
- * the end of the turn, so these tests hold the two promises that batching must keep: a lone line
- * still appears promptly when the server is idle, and a graceful shutdown loses none.
+ * The real server's access log on stdout. Lines are written asynchronously in batches, so these
+ * tests hold the promises that batching must keep: a lone line still appears promptly when the
+ * server is idle, a graceful shutdown loses none, and a reader that stops draining stdout never
+ * blocks the server.
  */
 
 interface LogLine {
@@ -32,7 +33,7 @@ async function poll(check: () => boolean, timeoutMs: number): Promise<boolean> {
   return check();
 }
 
-describe('the access log of a real server', { timeout: 60_000 }, () => {
+describe('the access log of a real server', { timeout: 90_000 }, () => {
   const temp = tempDir();
   afterAll(() => temp.remove());
   const env = { DATABASE_URL: `sqlite:${join(temp.dir, 'rz.db')}`, RATE_LIMITS: 'off', LOG_LEVEL: 'info' };
@@ -49,6 +50,24 @@ describe('the access log of a real server', { timeout: 60_000 }, () => {
       expect(seen, server.output()).toBe(true);
       expect(Date.now() - started).toBeLessThan(500);
     } finally {
+      await server.stop('SIGKILL');
+    }
+  });
+
+  it('a log reader that stops reading never blocks the event loop (the writer used to wait on a full pipe)', async () => {
+    const server = await spawnServer(env);
+    try {
+      // Stop reading the server's stdout: the pipe (64 KiB) fills after a few hundred lines.
+      server.child.stdout?.pause();
+      for (let batch = 0; batch < 10; batch++) {
+        await Promise.all(Array.from({ length: 100 }, () => fetch(`${server.url}/api/me?padding=${'p'.repeat(1000)}`, { signal: AbortSignal.timeout(10_000) }).then((res) => res.arrayBuffer())));
+      }
+      const started = Date.now();
+      const res = await fetch(`${server.url}/healthz`, { signal: AbortSignal.timeout(5_000) });
+      expect(res.status).toBe(200);
+      expect(Date.now() - started).toBeLessThan(2_000);
+    } finally {
+      server.child.stdout?.resume();
       await server.stop('SIGKILL');
     }
   });
