@@ -11,6 +11,11 @@ export interface UserClaims {
   readonly iat: number;
   readonly exp: number;
   readonly kid: string;
+  /**
+   * Milliseconds since the epoch: the earlier of `exp` and the end of the signing key's window,
+   * which is how long a cached verification may be trusted.
+   */
+  readonly validUntil: number;
 }
 
 export interface JwtSettings {
@@ -78,13 +83,15 @@ export class UserTokens {
   async verify(token: string, nowMs: number): Promise<UserClaims | null> {
     if (token.length > MAX_JWT_LENGTH || !COMPACT_JWS.test(token) || !isCanonical(token)) return null;
     try {
+      let keyUntil = 0;
       const { payload, protectedHeader } = await jwtVerify(
         token,
         // The key comes only from our own key ring by kid: embedded jwk/jku/x5u headers are ignored.
         (header) => {
-          const key = typeof header.kid === 'string' ? this.keys.verificationKey(header.kid) : undefined;
-          if (!key) throw new Error('unknown kid');
-          return key;
+          const verifier = typeof header.kid === 'string' ? this.keys.verifier(header.kid) : undefined;
+          if (!verifier) throw new Error('unknown kid');
+          keyUntil = verifier.verifiesUntil;
+          return verifier.publicKey;
         },
         {
           algorithms: [JWT_ALG],
@@ -100,7 +107,7 @@ export class UserTokens {
       if (typeof jti !== 'string' || typeof iat !== 'number' || typeof exp !== 'number') return null;
       // A token issued in the future was not issued by us (allow a little clock skew between instances).
       if (iat * 1000 > nowMs + 60_000) return null;
-      return { sub, sid, jti, iat, exp, kid: protectedHeader.kid as string };
+      return { sub, sid, jti, iat, exp, kid: protectedHeader.kid as string, validUntil: Math.min(exp * 1000, keyUntil) };
     } catch {
       return null;
     }
