@@ -1,6 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
-import { RateLimiterClusterMaster } from 'rate-limiter-flexible';
 import type { Config } from './config.js';
+import { holdClusterCounters } from './ratelimit/cluster.js';
 import { closeOnSignals, startServer } from './server.js';
 import { createServices } from './services.js';
 
@@ -22,7 +22,7 @@ export async function serveCluster(config: Config): Promise<void> {
   }
   const services = await createServices(config);
   await services.close();
-  if (!config.redisUrl) new RateLimiterClusterMaster();
+  if (!config.redisUrl) holdClusterCounters(config.rateLimits, config.redisPrefix);
 
   let stopping = false;
   const crashes: number[] = [];

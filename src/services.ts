@@ -95,7 +95,7 @@ async function wire(config: Config, { database, redis, clock, onError }: Infrast
   const userTokens = new UserTokens(keys, config.jwt);
 
   const { passwords } = config;
-  const hasher = new PasswordHasher(passwords.argon2, passwords.hashConcurrency, passwords.hashQueueLimit);
+  const hasher = await PasswordHasher.create(passwords.argon2, passwords.hashConcurrency, passwords.hashQueueLimit);
   const usage = new UsageRecorder(tokenStore, config.usageFlushMs, (error) => onError(error, 'last-used flush'));
   usage.start();
 

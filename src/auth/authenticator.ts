@@ -45,6 +45,7 @@ interface JwtEntry {
   readonly token: string;
   readonly principal: Principal;
   readonly sessionId: string;
+  /** Until when the verification holds: `exp`, or the signing key's end when that comes first. */
   readonly expiresAt: number;
 }
 
@@ -194,7 +195,7 @@ export class Authenticator {
     const entry: JwtEntry = {
       token,
       sessionId: claims.sid,
-      expiresAt: claims.exp * 1000,
+      expiresAt: claims.validUntil,
       principal: {
         type: 'user',
         user: { id: user.id, username: user.username, email: user.email },

@@ -11,6 +11,11 @@ export interface UserClaims {
   readonly iat: number;
   readonly exp: number;
   readonly kid: string;
+  /**
+   * Milliseconds since the epoch: the earlier of `exp` and the end of the signing key's window,
+   * which is how long a cached verification may be trusted.
+   */
+  readonly validUntil: number;
 }
 
 export interface JwtSettings {
@@ -23,6 +28,30 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** Compact JWS only: three base64url segments, header starting `eyJ`. Anything else never reaches a parser. */
 const COMPACT_JWS = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 const MAX_JWT_LENGTH = 2048;
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+/**
+ * By a segment's length mod 4, the bits of its last character that encode no byte (RFC 4648,
+ * section 3.5); -1 for the length no encoder writes.
+ */
+const SPARE_BITS = [0, -1, 0b1111, 0b11] as const;
+
+/**
+ * True when every segment of a compact JWS is spelled as an encoder writes it: spare bits zero.
+ * Decoders ignore those bits, so without this check one token would have up to sixteen spellings
+ * that verify, and a service that deny-lists a token string could be passed another spelling.
+ * Constant work per segment, after the length and alphabet checks.
+ */
+function isCanonical(token: string): boolean {
+  let start = 0;
+  for (;;) {
+    const dot = token.indexOf('.', start);
+    const end = dot === -1 ? token.length : dot;
+    const spare = SPARE_BITS[(end - start) % 4] ?? -1;
+    if (spare === -1 || (spare !== 0 && (BASE64URL.indexOf(token.charAt(end - 1)) & spare) !== 0)) return false;
+    if (dot === -1) return true;
+    start = dot + 1;
+  }
+}
 
 /** Signs and verifies user tokens (RFC 8725: one algorithm, explicit type, required claims). */
 export class UserTokens {
@@ -52,15 +81,17 @@ export class UserTokens {
    * with the same invalid_token response, so the reason is deliberately dropped.
    */
   async verify(token: string, nowMs: number): Promise<UserClaims | null> {
-    if (token.length > MAX_JWT_LENGTH || !COMPACT_JWS.test(token)) return null;
+    if (token.length > MAX_JWT_LENGTH || !COMPACT_JWS.test(token) || !isCanonical(token)) return null;
     try {
+      let keyUntil = 0;
       const { payload, protectedHeader } = await jwtVerify(
         token,
         // The key comes only from our own key ring by kid: embedded jwk/jku/x5u headers are ignored.
         (header) => {
-          const key = typeof header.kid === 'string' ? this.keys.verificationKey(header.kid) : undefined;
-          if (!key) throw new Error('unknown kid');
-          return key;
+          const verifier = typeof header.kid === 'string' ? this.keys.verifier(header.kid) : undefined;
+          if (!verifier) throw new Error('unknown kid');
+          keyUntil = verifier.verifiesUntil;
+          return verifier.publicKey;
         },
         {
           algorithms: [JWT_ALG],
@@ -76,7 +107,7 @@ export class UserTokens {
       if (typeof jti !== 'string' || typeof iat !== 'number' || typeof exp !== 'number') return null;
       // A token issued in the future was not issued by us (allow a little clock skew between instances).
       if (iat * 1000 > nowMs + 60_000) return null;
-      return { sub, sid, jti, iat, exp, kid: protectedHeader.kid as string };
+      return { sub, sid, jti, iat, exp, kid: protectedHeader.kid as string, validUntil: Math.min(exp * 1000, keyUntil) };
     } catch {
       return null;
     }

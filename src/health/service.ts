@@ -2,18 +2,21 @@ import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import type { Database } from '../db/database.js';
 
-/** Each backing store and whether it answered; a failure names what went wrong. */
-export type Readiness = Record<string, { ok: true } | { ok: false; error: string }>;
+/**
+ * Each backing store and whether it answered. A failure keeps the error itself, for the log: its
+ * message is the driver's (addresses, connection states) and never goes into a response.
+ */
+export type Readiness = Record<string, { ok: true } | { ok: false; error: unknown }>;
 
 const withTimeout = <T>(promise: Promise<T>, ms: number): Promise<T> =>
   Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref())]);
 
-async function probe(check: () => Promise<unknown>): Promise<{ ok: true } | { ok: false; error: string }> {
+async function probe(check: () => Promise<unknown>): Promise<Readiness[string]> {
   try {
     await withTimeout(check(), 2000);
     return { ok: true };
   } catch (error) {
-    return { ok: false, error: error instanceof Error ? error.message : String(error) };
+    return { ok: false, error };
   }
 }
 

@@ -30,8 +30,54 @@ const BY_STATUS: Readonly<Record<number, ProblemCode>> = {
 interface AjvError {
   instancePath: string;
   keyword: string;
-  message?: string;
   params: Record<string, unknown>;
+}
+
+const TYPE_NAMES: Readonly<Record<string, string>> = {
+  string: 'a string',
+  integer: 'an integer',
+  number: 'a number',
+  boolean: 'true or false',
+  array: 'an array',
+  object: 'an object',
+  null: 'null',
+};
+const FORMAT_NAMES: Readonly<Record<string, string>> = { 'date-time': 'an ISO 8601 date-time', uuid: 'a UUID' };
+
+/**
+ * Our own words for each Ajv error, from its keyword and the limits of our schema only. Ajv's
+ * messages are a library's text (and describe the schema's internals: "must match a schema in
+ * anyOf"), so like every other message of another component they never reach a client.
+ */
+function ruleMessage({ keyword, params }: AjvError): string {
+  const limit = String(params.limit);
+  switch (keyword) {
+    case 'required':
+      return 'is required';
+    case 'additionalProperties':
+      return 'is not a known field';
+    case 'type':
+      return `must be ${TYPE_NAMES[String(params.type)] ?? 'of the documented type'}`;
+    case 'maxLength':
+      return `must be at most ${limit} characters`;
+    case 'minLength':
+      return `must be at least ${limit} characters`;
+    case 'maxItems':
+      return `must have at most ${limit} items`;
+    case 'minItems':
+      return `must have at least ${limit} items`;
+    case 'uniqueItems':
+      return 'must not list an item twice';
+    case 'format':
+      return `must be ${FORMAT_NAMES[String(params.format)] ?? 'in the documented format'}`;
+    case 'const':
+    case 'enum':
+    case 'anyOf':
+    case 'oneOf':
+      return 'is not one of the allowed values';
+    default:
+      return 'is invalid';
+  }
 }
 
 /** Names each bad field from Ajv's errors: `name`, `scopes.1`, or the whole `body`. */
@@ -39,13 +85,9 @@ function fieldErrors(errors: readonly AjvError[], context: string): FieldError[]
   const out = new Map<string, FieldError>();
   for (const e of errors) {
     const path = e.instancePath.split('/').filter(Boolean);
-    let message = e.message ?? 'is invalid';
+    const message = ruleMessage(e);
     if (e.keyword === 'required') path.push(String(e.params.missingProperty));
-    if (e.keyword === 'required') message = 'is required';
-    if (e.keyword === 'additionalProperties') {
-      path.push(String(e.params.additionalProperty));
-      message = 'is not a known field';
-    }
+    if (e.keyword === 'additionalProperties') path.push(String(e.params.additionalProperty));
     // An unknown field is named after what the client sent, which can be a token: never echo one.
     const field = path.length > 0 ? redactSecrets(path.join('.')) : context;
     out.set(`${field}\0${message}`, { field, message });

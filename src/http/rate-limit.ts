@@ -12,10 +12,7 @@ declare module 'fastify' {
   }
 }
 
-const rateLimited = (decisions: readonly Decision[]) =>
-  new ProblemError('rate_limited', {
-    headers: { 'retry-after': String(Math.max(...decisions.map((d) => d.resetSeconds))) },
-  });
+const rateLimited = (decision: Decision) => new ProblemError('rate_limited', { headers: { 'retry-after': String(decision.resetSeconds) } });
 
 /** The bucket of an authenticated caller: the user for user tokens, the token itself otherwise. */
 const credentialKey = (principal: Principal): string => (principal.type === 'user' ? `user:${principal.user.id}` : `token:${principal.credentialId}`);
@@ -36,7 +33,7 @@ export class RequestLimits {
   private apply(request: FastifyRequest, decision: Decision | null): void {
     if (decision === null) return;
     (request.rateLimits ??= []).push(decision);
-    if (!decision.allowed) throw rateLimited([decision]);
+    if (!decision.allowed) throw rateLimited(decision);
   }
 
   byAddress(request: FastifyRequest): Promise<void> {
@@ -57,16 +54,15 @@ export class RequestLimits {
   }
 
   /**
-   * Login and signup: per address and per submitted email, whether or not an account exists, so
-   * the limit never tells which emails are registered. Both are counted even when one is spent.
+   * Login and signup: per address, then per submitted email whether or not an account exists, so
+   * the limit never tells which emails are registered. The email is counted only for requests the
+   * address limit admitted: a client refused by it can neither charge someone's email nor make the
+   * server keep a counter for each email it makes up. A refused response then names the address
+   * limit alone, the only one that applied.
    */
   async byAddressAndEmail(request: FastifyRequest, kind: 'login' | 'signup', email: string): Promise<void> {
-    const decisions = (
-      await Promise.all([this.limiter.consume(`${kind}-address`, this.addressOf(request)), this.limiter.consume(`${kind}-email`, emailKey(email))])
-    ).filter((d): d is Decision => d !== null);
-    (request.rateLimits ??= []).push(...decisions);
-    const spent = decisions.filter((d) => !d.allowed);
-    if (spent.length > 0) throw rateLimited(spent);
+    this.apply(request, await this.limiter.consume(`${kind}-address`, this.addressOf(request)));
+    this.apply(request, await this.limiter.consume(`${kind}-email`, emailKey(email)));
   }
 }
 

@@ -17,19 +17,23 @@ export interface PublicJwk {
   readonly use: 'sig';
 }
 
-interface LoadedKey {
+/** A public key of the ring that verifies user tokens, and until when. */
+export interface VerificationKey {
   readonly kid: string;
   readonly publicKey: CryptoKey;
   readonly publicJwk: PublicJwk;
+  /** Milliseconds since the epoch at which the key stops verifying; Infinity while it signs. */
+  readonly verifiesUntil: number;
 }
 
 /**
  * The signing keys, shared by every instance through the store. The newest active key signs;
- * retired keys keep verifying until the tokens they signed have expired.
+ * retired keys keep verifying until the tokens they signed have expired. A key's end is checked
+ * each time it is used, not only when keys are loaded: an instance may run for weeks between loads.
  */
 export class KeyRing {
   private signer: { kid: string; key: CryptoKey } | undefined;
-  private verifiers = new Map<string, LoadedKey>();
+  private verifiers = new Map<string, VerificationKey>();
 
   constructor(
     private readonly store: KeyStore,
@@ -83,28 +87,36 @@ export class KeyRing {
     return this.signer;
   }
 
-  /** The public key for a `kid`, if it is one of ours and still verifies. */
-  verificationKey(kid: string): CryptoKey | undefined {
-    return this.verifiers.get(kid)?.publicKey;
+  /** The key for a `kid`, if it is one of ours and still verifies, with the time it stops. */
+  verifier(kid: string): VerificationKey | undefined {
+    const key = this.verifiers.get(kid);
+    return key && this.clock.now() < key.verifiesUntil ? key : undefined;
   }
 
   /** The JWKS document: every key that may still verify a token. */
   jwks(): { keys: PublicJwk[] } {
-    return { keys: [...this.verifiers.values()].map((k) => k.publicJwk) };
+    return { keys: this.live().map((k) => k.publicJwk) };
   }
 
   kids(): string[] {
-    return [...this.verifiers.keys()];
+    return this.live().map((k) => k.kid);
+  }
+
+  private live(): VerificationKey[] {
+    const now = this.clock.now();
+    return [...this.verifiers.values()].filter((k) => now < k.verifiesUntil);
   }
 
   private async install(keys: readonly StoredKey[]): Promise<void> {
-    const cutoff = iso(this.clock.now() - this.retireWindowMs);
-    const usable = keys.filter((k) => k.alg === JWT_ALG && (k.retiredAt === null || k.retiredAt >= cutoff));
-    const verifiers = new Map<string, LoadedKey>();
+    const now = this.clock.now();
+    const verifiesUntil = (k: StoredKey) => (k.retiredAt === null ? Infinity : Date.parse(k.retiredAt) + this.retireWindowMs);
+    const usable = keys.filter((k) => k.alg === JWT_ALG && now < verifiesUntil(k));
+    const verifiers = new Map<string, VerificationKey>();
     for (const k of usable) {
       const { kty = 'OKP', crv = 'Ed25519', x = '' } = JSON.parse(k.publicJwk) as JWK;
       const publicKey = (await importJWK({ kty, crv, x }, JWT_ALG)) as CryptoKey;
-      verifiers.set(k.kid, { kid: k.kid, publicKey, publicJwk: { kty, crv, x, kid: k.kid, alg: JWT_ALG, use: 'sig' } });
+      const publicJwk: PublicJwk = { kty, crv, x, kid: k.kid, alg: JWT_ALG, use: 'sig' };
+      verifiers.set(k.kid, { kid: k.kid, publicKey, publicJwk, verifiesUntil: verifiesUntil(k) });
     }
     const newest = usable.filter((k) => k.retiredAt === null).at(-1);
     if (newest) {

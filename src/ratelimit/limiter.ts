@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import cluster from 'node:cluster';
-import { RateLimiterCluster, RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RateLimiterCluster, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { ProblemError } from '../errors.js';
+import { BoundedMemoryLimiter, type CounterOptions } from './bounded-memory.js';
 import { POLICY_NAMES, type PolicyName, type Quota, type RateLimitConfig } from './policies.js';
 
 /** The outcome of one check, enough to write the RateLimit headers. */
@@ -22,6 +23,20 @@ export interface Decision {
  */
 const FAIL_CLOSED: ReadonlySet<PolicyName> = new Set(['login-address', 'login-email', 'signup-address', 'signup-email']);
 
+/**
+ * How many keys one policy's in-process counters hold at most (each a record and a timer for a
+ * window); past it, the least counted key is forgotten (see BoundedMemoryLimiter). Redis needs no
+ * such cap: every key there expires with its window.
+ */
+export const MAX_KEYS_PER_POLICY = 20_000;
+
+/** One policy's counter options, the same in a worker and in the cluster primary that holds its counters. */
+export const counterOptions = (policy: PolicyName, quota: Quota, redisPrefix: string): CounterOptions => ({
+  keyPrefix: `${redisPrefix}rl:${policy}`,
+  points: quota.quota,
+  duration: quota.windowSeconds,
+});
+
 /** Emails are hashed before they become counter keys: Redis holds no personal data. */
 export const emailKey = (email: string): string => createHash('sha256').update(email.trim().toLowerCase()).digest('base64url').slice(0, 22);
 
@@ -34,29 +49,35 @@ export const emailKey = (email: string): string => createHash('sha256').update(e
 export class RateLimiter {
   private readonly limiters = new Map<PolicyName, { limiter: RateLimiterAbstract; quota: Quota }>();
 
-  constructor(config: RateLimitConfig, redis: Redis | null, redisPrefix = 'rz:') {
+  constructor(config: RateLimitConfig, redis: Redis | null, redisPrefix = 'rz:', maxKeys = MAX_KEYS_PER_POLICY) {
     for (const policy of POLICY_NAMES) {
       const quota = config[policy];
       if (!quota) continue;
-      const options = { keyPrefix: `${redisPrefix}rl:${policy}`, points: quota.quota, duration: quota.windowSeconds };
+      const options = counterOptions(policy, quota, redisPrefix);
       const limiter = redis
         ? new RateLimiterRedis({
             ...options,
             storeClient: redis,
             rejectIfRedisNotReady: true,
-            ...(FAIL_CLOSED.has(policy) ? {} : { insuranceLimiter: new RateLimiterMemory(options) }),
+            ...(FAIL_CLOSED.has(policy) ? {} : { insuranceLimiter: new BoundedMemoryLimiter(options, maxKeys) }),
           })
         : cluster.isWorker
           ? new RateLimiterCluster({ ...options, timeoutMs: 2000 })
           : // One store per policy in this process: no prefix needed, and without one the caller's
             // key string (cached per credential) is the map key, its hash computed once.
-            new RateLimiterMemory({ ...options, keyPrefix: '' });
+            new BoundedMemoryLimiter({ ...options, keyPrefix: '' }, maxKeys);
       this.limiters.set(policy, { limiter, quota });
     }
   }
 
   enabled(policy: PolicyName): boolean {
     return this.limiters.has(policy);
+  }
+
+  /** How many keys this process counts for `policy`; null when its counters live elsewhere (Redis, the cluster primary). */
+  storedKeys(policy: PolicyName): number | null {
+    const limiter = this.limiters.get(policy)?.limiter;
+    return limiter instanceof BoundedMemoryLimiter ? limiter.storedKeys() : null;
   }
 
   /** Counts one request against `key`; null when the policy is off. @throws unavailable when the store fails. */

@@ -33,18 +33,22 @@ export class UsageRecorder {
 
   /** Writes everything recorded so far. Failures are reported and the uses retried next time. */
   flush(): Promise<void> {
-    this.flushing = this.flushing.then(async () => {
-      if (this.pending.size === 0) return;
-      const batch = this.pending;
-      this.pending = new Map();
-      try {
-        await this.store.recordUsage(new Map([...batch].map(([id, at]) => [id, iso(at)])));
-      } catch (error) {
-        for (const [id, at] of batch) if (!this.pending.has(id)) this.pending.set(id, at);
-        this.onError(error);
-      }
-    });
+    // After the previous flush however it ended: a rejection kept in the chain would skip every later one.
+    const write = () => this.write();
+    this.flushing = this.flushing.then(write, write);
     return this.flushing;
+  }
+
+  private async write(): Promise<void> {
+    if (this.pending.size === 0) return;
+    const batch = this.pending;
+    this.pending = new Map();
+    try {
+      await this.store.recordUsage(new Map([...batch].map(([id, at]) => [id, iso(at)])));
+    } catch (error) {
+      for (const [id, at] of batch) if (!this.pending.has(id)) this.pending.set(id, at);
+      this.onError(error);
+    }
   }
 
   async stop(): Promise<void> {

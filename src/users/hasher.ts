@@ -2,6 +2,8 @@ import * as argon2 from 'argon2';
 import type { Argon2Params } from '../config.js';
 import { ProblemError } from '../errors.js';
 
+const DUMMY_PASSWORD = 'rz-auth dummy password for unknown accounts';
+
 /**
  * argon2id hashing on libuv's thread pool (never the event loop), with a cap on concurrent hashes:
  * each one holds `memoryKiB` of memory, so a login flood must queue rather than exhaust memory or
@@ -10,20 +12,28 @@ import { ProblemError } from '../errors.js';
 export class PasswordHasher {
   private running = 0;
   private readonly waiting: Array<() => void> = [];
-  private dummyHash: Promise<string> | undefined;
-  private readonly options: argon2.HashOptions;
 
-  constructor(
-    params: Argon2Params,
+  private constructor(
+    private readonly options: argon2.HashOptions,
+    /** What unknown emails verify against: made once, before the first login can arrive. */
+    private readonly dummyHash: string,
     private readonly concurrency: number,
     private readonly queueLimit: number,
-  ) {
-    this.options = {
+  ) {}
+
+  /**
+   * A hasher with its dummy hash ready. Made at start-up, so no login ever makes it: a login that
+   * did could fail to (queue full, argon2 failing) and leave unknown emails on a path of their own.
+   * @throws when argon2 cannot hash with these parameters (the service then refuses to start).
+   */
+  static async create(params: Argon2Params, concurrency: number, queueLimit: number): Promise<PasswordHasher> {
+    const options: argon2.HashOptions = {
       type: argon2.argon2id,
       memoryCost: params.memoryKiB,
       timeCost: params.timeCost,
       parallelism: params.parallelism,
     };
+    return new PasswordHasher(options, await argon2.hash(DUMMY_PASSWORD, options), concurrency, queueLimit);
   }
 
   hash(password: string): Promise<string> {
@@ -35,12 +45,12 @@ export class PasswordHasher {
   }
 
   /**
-   * Verifies against a fixed dummy hash with the same parameters, so a login for an unknown email
-   * costs the same time as one for a known email with a wrong password.
+   * Verifies against the dummy hash, which has the same parameters: a login for an unknown email
+   * takes the very path of one for a known email with a wrong password, the same queue and its
+   * refusals included, so neither its answer nor its timing reveals whether the account exists.
    */
   async verifyDummy(password: string): Promise<false> {
-    this.dummyHash ??= this.hash('rz-auth dummy password for unknown accounts');
-    await this.verify(await this.dummyHash, password);
+    await this.verify(this.dummyHash, password);
     return false;
   }
 

@@ -22,12 +22,32 @@ export function split(token: string): { header: Json; payload: Json; signature: 
   };
 }
 
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/**
+ * Every other base64url spelling of the same bytes: the last character with other values in the
+ * bits no byte uses (4 bits when the length is 2 mod 4, 2 bits when it is 3 mod 4). Decoders ignore
+ * those bits, so each spelling decodes to exactly the bytes of `segment`.
+ */
+export function respellings(segment: string): string[] {
+  const unused = [0, 0, 4, 2][segment.length % 4] ?? 0;
+  const last = BASE64URL.indexOf(segment.slice(-1));
+  const others: string[] = [];
+  for (let bits = 0; bits < 1 << unused; bits++) {
+    const value = (last & ~((1 << unused) - 1)) | bits;
+    if (value !== last) others.push(segment.slice(0, -1) + BASE64URL.charAt(value));
+  }
+  return others;
+}
+
 /** header.payload.signature with a signature supplied verbatim. */
 export const assemble = (header: Json, payload: Json, signature: string): string => `${b64url(header)}.${b64url(payload)}.${signature}`;
 
 /** A real Ed25519 signature over exactly the given header and payload. */
-export function signEd25519(header: Json, payload: Json, key: CryptoKey | KeyObject): string {
-  const input = `${b64url(header)}.${b64url(payload)}`;
+export const signEd25519 = (header: Json, payload: Json, key: CryptoKey | KeyObject): string => signInput(`${b64url(header)}.${b64url(payload)}`, key);
+
+/** `input` (header.payload, spelled as given) with a real Ed25519 signature over it appended. */
+export function signInput(input: string, key: CryptoKey | KeyObject): string {
   const keyObject = key instanceof KeyObject ? key : KeyObject.from(key);
   return `${input}.${sign(null, Buffer.from(input), keyObject).toString('base64url')}`;
 }

@@ -10,6 +10,14 @@ afterEach(async () => {
   t = undefined;
 });
 
+/** The body of a 503 from /readyz, and what the log says about the failed dependency. */
+async function notReady(app: TestApp): Promise<{ body: string; problem: Record<string, unknown>; logged: { dependency?: string; err?: { message?: string } } }> {
+  const res = await app.inject({ method: 'GET', url: '/readyz' });
+  const problem = expectProblem(res, 503, 'unavailable');
+  const lines = (await app.settledLogs()).map((line) => JSON.parse(line) as { msg?: string; dependency?: string; err?: { message?: string } });
+  return { body: res.body, problem, logged: lines.find((line) => line.msg === 'readiness check failed') ?? {} };
+}
+
 describe('health and readiness', () => {
   it('GET /healthz: 200 while the process runs', async () => {
     t = await startTestApp();
@@ -28,6 +36,19 @@ describe('health and readiness', () => {
     expect((await t.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
   });
 
+  // Regression: the 503 body carried the driver's message ("driver has already been destroyed",
+  // "Stream isn't writeable…", "connect ECONNREFUSED host:port"). It names the dependency only; the
+  // detail goes to the log.
+  it('GET /readyz: the 503 names the database and nothing the driver said, which is logged', async () => {
+    t = await startTestApp();
+    await t.services.database.close();
+    const { body, problem, logged } = await notReady(t);
+    expect(problem.detail).toBe('Not ready: database unreachable.');
+    expect(problem.errors).toEqual([{ field: 'database', message: 'unreachable' }]);
+    expect(logged).toMatchObject({ dependency: 'database', err: { message: expect.any(String) } });
+    expect(body).not.toContain(logged.err?.message);
+  });
+
   it('an API request while the database is gone is 503 unavailable with Retry-After, not a 500', async () => {
     t = await startTestApp();
     await t.services.database.close();
@@ -42,5 +63,15 @@ describe('health and readiness', () => {
     t.services.redis?.disconnect();
     const problem = expectProblem(await t.inject({ method: 'GET', url: '/readyz' }), 503, 'unavailable');
     expect(problem.errors).toEqual([{ field: 'redis', message: expect.stringMatching(/^unreachable/) }]);
+  });
+
+  it.skipIf(!redisUp)('GET /readyz: the 503 names Redis and nothing the driver said, which is logged', async () => {
+    t = await startTestApp({ env: { REDIS_URL, REDIS_PREFIX: uniquePrefix() } });
+    t.services.redis?.disconnect();
+    const { body, problem, logged } = await notReady(t);
+    expect(problem.detail).toBe('Not ready: redis unreachable.');
+    expect(problem.errors).toEqual([{ field: 'redis', message: 'unreachable' }]);
+    expect(logged).toMatchObject({ dependency: 'redis', err: { message: expect.any(String) } });
+    expect(body).not.toContain(logged.err?.message);
   });
 });

@@ -140,6 +140,50 @@ describe('login', () => {
   });
 });
 
+// Regression: refused logins still created per-email counters. The email was counted even when the
+// address limit refused the request, so a client over its address limit could charge anyone's
+// email and make the server keep a counter (for the email's whole window) per email it made up.
+describe('login refused by the address limit', () => {
+  it('counts no email and keeps no counter for it; its headers name the address limit alone', async () => {
+    const app = await start({ RATE_LIMIT_LOGIN_ADDRESS: '2/60', RATE_LIMIT_LOGIN_EMAIL: '10/600' });
+    await login(app, 'first@example.com');
+    await login(app, 'second@example.com');
+    for (let i = 0; i < 200; i++) {
+      const refused = await login(app, `made-up-${i}@example.com`);
+      expectRateLimited(refused);
+      expect(refused.headers['ratelimit-policy']).toBe('"login-address";q=2;w=60');
+      expect(refused.headers.ratelimit).toMatch(/^"login-address";r=0;t=\d+$/);
+    }
+    expect(app.services.rateLimiter.storedKeys('login-email')).toBe(2);
+  });
+
+  it("does not charge the submitted email: its owner's attempts from elsewhere are untouched", async () => {
+    const app = await start({ RATE_LIMIT_LOGIN_ADDRESS: '2/60', RATE_LIMIT_LOGIN_EMAIL: '3/600' });
+    const user = await signup(app);
+    for (let i = 0; i < 2; i++) expectProblem(await login(app, user.email), 401, 'invalid_credentials');
+    for (let i = 0; i < 5; i++) expectRateLimited(await login(app, user.email));
+    const third = await login(app, user.email, PASSWORD, '198.51.100.2');
+    expect(third.statusCode).toBe(200);
+    expect(third.headers.ratelimit).toMatch(/^"login-address";r=1;t=\d+, "login-email";r=0;t=\d+$/);
+    expectRateLimited(await login(app, user.email, PASSWORD, '198.51.100.3'));
+  });
+});
+
+describe('signup refused by the address limit', () => {
+  it('counts no email and keeps no counter for it', async () => {
+    const app = await start({ RATE_LIMIT_SIGNUP_ADDRESS: '1/3600', RATE_LIMIT_SIGNUP_EMAIL: '5/3600' });
+    const attempt = (i: number) =>
+      app.inject({ method: 'POST', url: '/api/auth/signup', headers: { 'content-type': 'application/json' }, payload: { email: `s${i}@example.com`, username: `s_${i}`, password: PASSWORD }, remoteAddress: '198.51.100.1' });
+    expect((await attempt(0)).statusCode).toBe(201);
+    for (let i = 1; i <= 100; i++) {
+      const refused = await attempt(i);
+      expectRateLimited(refused);
+      expect(refused.headers['ratelimit-policy']).toBe('"signup-address";q=1;w=3600');
+    }
+    expect(app.services.rateLimiter.storedKeys('signup-email')).toBe(1);
+  });
+});
+
 describe('signup', () => {
   it('limits per address and per email, conflicts included', async () => {
     const app = await start({ RATE_LIMIT_SIGNUP_ADDRESS: '3/3600', RATE_LIMIT_SIGNUP_EMAIL: '2/3600' });

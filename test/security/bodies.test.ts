@@ -286,6 +286,20 @@ describe('hostile request bodies', () => {
       expect(body.errors).toContainEqual({ field, message: 'is not a known field' });
     });
 
+    // Regression: errors arrays carried Ajv's own messages, a library's text that also describes
+    // the schema's internals ("must match a schema in anyOf"). Every message is now ours.
+    it.each([
+      ['a wrong type', { name: 5 }, [{ field: 'name', message: 'must be a string' }]],
+      ['too long', { name: 'x'.repeat(1001) }, [{ field: 'name', message: 'must be at most 1000 characters' }]],
+      ['not an array', { name: 'x', scopes: 'apps:read' }, [{ field: 'scopes', message: 'must be an array' }]],
+      ['an unknown scope', { name: 'x', scopes: ['admin'] }, [{ field: 'scopes.0', message: 'is not one of the allowed values' }]],
+      ['a scope twice', { name: 'x', scopes: ['apps:read', 'apps:read'] }, [{ field: 'scopes', message: 'must not list an item twice' }]],
+      ['not a date-time', { name: 'x', expires_at: 'tomorrow' }, [{ field: 'expires_at', message: 'must be an ISO 8601 date-time' }]],
+    ])('POST /api/tokens with %s: errors in our own words', async (_name, payload, errors) => {
+      const body = expectRefused(await json(t, 'POST', '/api/tokens', payload, user.jwt), 400, 'validation_failed');
+      expect(body.errors).toEqual(errors);
+    });
+
     it('a `scope` typo creates no token at all, not a weaker one', async () => {
       const count = async () => ((await json(t, 'GET', '/api/tokens', undefined, user.jwt)).json() as { tokens: unknown[] }).tokens.length;
       const before = await count();

@@ -27,7 +27,7 @@ describe('login enumeration', () => {
     // Limits on (their headers are part of what must match), but high enough for the timing runs.
     t = await startTestApp({ env: { RATE_LIMITS: 'on', RATE_LIMIT_LOGIN_ADDRESS: '1000/60', RATE_LIMIT_LOGIN_EMAIL: '1000/600' } });
     ada = await signup(t, { email: 'ada@example.com', username: 'ada' });
-    // The dummy hash for unknown emails is made on first use: pay for it outside the comparisons.
+    // One login outside the comparisons: the first of each path pays for loading code.
     await loginAs('warm-up@example.com', WRONG);
   });
   afterAll(() => t.close());
@@ -89,6 +89,36 @@ describe('login enumeration', () => {
     console.info(`login timing medians: unknown email ${unknown.toFixed(1)} ms, wrong password ${wrong.toFixed(1)} ms`);
     expect(Math.min(unknown, wrong), 'both paths hash: neither can be near-instant').toBeGreaterThan(2);
     expect(Math.abs(unknown - wrong) / Math.max(unknown, wrong)).toBeLessThan(0.25);
+  });
+});
+
+// Regression: the dummy hash was made by the first unknown-email login and kept even when making it
+// failed (the hash queue was full): from then on every unknown email got an instant 429 while known
+// emails got 401 after a real verification, until the process restarted.
+describe('a full password-hash queue', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    // One hash at a time and no queue: in a burst, every login that finds the hasher busy is refused.
+    t = await startTestApp({ env: { HASH_CONCURRENCY: '1', HASH_QUEUE_LIMIT: '0' } });
+  });
+  afterAll(() => t.close());
+  const WRONG = 'not the right password at all';
+  const loginAs = (email: string) => json(t, 'POST', '/api/auth/login', { email, password: WRONG });
+
+  it('refuses known and unknown emails alike, and leaves no trace once it has drained', async () => {
+    const { email } = await signup(t);
+    const burst = await Promise.all(Array.from({ length: 16 }, (_, i) => loginAs(i % 2 === 0 ? email : `ghost-${i}@example.com`)));
+    const refused = burst.filter((res) => res.statusCode === 429);
+    expect(refused.length, 'the burst overflowed the queue').toBeGreaterThan(0);
+    for (const res of burst) expect([401, 429]).toContain(res.statusCode);
+    for (const res of refused) expect(comparable(res)).toEqual(comparable(refused[0] as LightMyRequestResponse));
+
+    for (let i = 0; i < 3; i++) {
+      const unknown = await loginAs(`after-${i}@example.com`);
+      const known = await loginAs(email);
+      expectProblem(unknown, 401, 'invalid_credentials');
+      expect(comparable(unknown)).toEqual(comparable(known));
+    }
   });
 });
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { expectInvalidToken, json, login, signup, type TestUser } from '../helpers/api.js';
 import { TestClock } from '../helpers/clock.js';
-import { assemble, b64url, comparable, type Json, signEd25519, signHs256, split } from '../helpers/jwt-craft.js';
+import { assemble, b64url, comparable, type Json, respellings, signEd25519, signHs256, signInput, split } from '../helpers/jwt-craft.js';
 
 /**
  * Family 3 of the security bar: forged, tampered and stale user tokens. Every rejection must be the
@@ -88,6 +88,54 @@ describe('forged and tampered user tokens', () => {
     ['signature truncated by one character', () => victim.jwt.slice(0, -1)],
     ['four segments', () => `${victim.jwt}.${split(victim.jwt).signature}`],
   ])('signature: %s', async (_name, build) => expectRejected(t, build()));
+
+  // Regression: the last character of a base64url segment can carry bits no byte uses, and
+  // decoders ignore them, so each user token had sixteen strings that verified (its signature is
+  // 86 characters: 4 spare bits). A deny-list of token strings must be able to rely on one spelling.
+  describe('one token, one spelling: non-canonical base64url is rejected', () => {
+    /** A token signed with the real key whose three segments each end with spare bits (lengths not 0 mod 4). */
+    const unaligned = () => {
+      for (let pad = 0; ; pad++) {
+        const token = realSigned({ x: 'p'.repeat(pad % 3) }, { jti: `${randomUUID()}${'j'.repeat(Math.floor(pad / 3))}` });
+        if (token.split('.').every((segment) => segment.length % 4 !== 0)) return token;
+      }
+    };
+    const respelled = (token: string, index: number): string[] => {
+      const segments = token.split('.');
+      return respellings(segments[index] ?? '').map((spelling) => segments.with(index, spelling).join('.'));
+    };
+
+    it('positive control: the canonical spelling is accepted and every respelling decodes to the same bytes', async () => {
+      const token = unaligned();
+      expect((await me(t, token)).statusCode).toBe(200);
+      for (const [index, segment] of token.split('.').entries()) {
+        for (const variant of respelled(token, index)) {
+          expect(Buffer.from(variant.split('.')[index] ?? '', 'base64url')).toEqual(Buffer.from(segment, 'base64url'));
+        }
+      }
+      expect(respelled(victim.jwt, 2)).toHaveLength(15);
+    });
+
+    it("the victim's own token: all fifteen other spellings of its signature", async () => {
+      for (const variant of respelled(victim.jwt, 2)) await expectRejected(t, variant);
+      expect((await me(t, victim.jwt)).statusCode).toBe(200);
+    });
+
+    it('signature respelled', async () => {
+      const variants = respelled(unaligned(), 2);
+      expect(variants).toHaveLength(15);
+      for (const variant of variants) await expectRejected(t, variant);
+    });
+
+    it.each([
+      ['header', 0],
+      ['payload', 1],
+    ])('%s respelled, then validly signed with the real key over that spelling', async (_name, index) => {
+      const variants = respelled(split(unaligned()).signingInput, index);
+      expect(variants.length).toBeGreaterThan(0);
+      for (const variant of variants) await expectRejected(t, signInput(variant, realKey()));
+    });
+  });
 
   it.each([
     ["sub changed to another user's id", () => victimWith({ sub: other.id })],

@@ -1,0 +1,120 @@
+import { RateLimiterMemory, type RateLimiterRes } from 'rate-limiter-flexible';
+
+/** What one policy's in-process counters are built from (rate-limiter-flexible's options). */
+export interface CounterOptions {
+  readonly keyPrefix: string;
+  readonly points: number;
+  readonly duration: number;
+}
+
+interface Counted {
+  count: number;
+  /** Milliseconds since the epoch at which the key's window ends. */
+  readonly endsAt: number;
+  /** The count, capped at one over the quota, when the key was last filed in {@link BoundedMemoryLimiter.levels}. */
+  level: number;
+}
+
+/**
+ * rate-limiter-flexible's in-process counters with a cap on how many keys one policy holds. The
+ * library keeps a record and a timer per key for a whole window, and keys come from clients
+ * (addresses, submitted emails), so without a cap any client could grow the store without limit.
+ *
+ * When a new key arrives at the cap, keys whose window has ended go first; then the key counted
+ * least in its window (the oldest of those; counts past the quota are all alike, spent). That is
+ * safe enough because forgetting a key gives its owner back only the requests it has used, and a key
+ * counted k times is forgotten only once every other key in the store has been counted at least k
+ * times in its own window: to reset the counter of an email under a brute force of k guesses, a
+ * client must first send k * (cap - 1) requests that the address limit admitted, within one window,
+ * for one extra guess per cap - 1 requests at best. A flood of new keys, each counted once, only
+ * pushes out its own keys.
+ *
+ * Only {@link consume} creates keys here (rz-auth calls nothing else that writes).
+ */
+export class BoundedMemoryLimiter extends RateLimiterMemory {
+  /** Every key counted in a window that has not ended, in the order their windows began. */
+  private readonly counted = new Map<string, Counted>();
+  /** Keys by level; a key's count only grows, so it may have outgrown its level since (see evict). */
+  private readonly levels: Array<Set<string> | undefined> = [];
+
+  constructor(
+    options: CounterOptions,
+    private readonly maxKeys: number,
+  ) {
+    super(options);
+  }
+
+  override consume(key: string | number, points = 1, options?: Record<string, unknown>): Promise<RateLimiterRes> {
+    this.note(String(key), points);
+    return super.consume(key, points, options);
+  }
+
+  /** How many keys the library's store holds now, read from its own export. */
+  storedKeys(): number {
+    return this.dump().storage.length;
+  }
+
+  /** Mirrors the library's count for `key`, first making room for it if it is new. */
+  private note(key: string, points: number): void {
+    const now = Date.now();
+    const known = this.counted.get(key);
+    if (known && known.endsAt > now) {
+      known.count += points;
+      return;
+    }
+    if (known) this.drop(key, known);
+    else this.makeRoom(now);
+    const entry: Counted = { count: points, endsAt: now + this.msDuration, level: 0 };
+    this.counted.set(key, entry);
+    this.file(key, entry);
+  }
+
+  private makeRoom(now: number): void {
+    // Every window of a policy is as long as every other, so those that began first end first.
+    for (const [key, entry] of this.counted) {
+      if (entry.endsAt > now) break;
+      this.drop(key, entry);
+    }
+    if (this.counted.size >= this.maxKeys) this.evict();
+  }
+
+  /**
+   * Forgets the least counted key. Levels are scanned upwards; a key found below its current count
+   * is filed again at that count (each key moves up at most once per level, so the scan's cost is
+   * paid for by the counting that moved it).
+   */
+  private evict(): void {
+    for (const filed of this.levels) {
+      if (!filed) continue;
+      for (const key of filed) {
+        const entry = this.counted.get(key);
+        filed.delete(key);
+        if (!entry) continue;
+        if (this.levelOf(entry) > entry.level) {
+          this.file(key, entry);
+          continue;
+        }
+        this.counted.delete(key);
+        void this.delete(key);
+        return;
+      }
+    }
+  }
+
+  private drop(key: string, entry: Counted): void {
+    this.counted.delete(key);
+    this.levels[entry.level]?.delete(key);
+  }
+
+  private file(key: string, entry: Counted): void {
+    entry.level = this.levelOf(entry);
+    let filed = this.levels[entry.level];
+    if (!filed) this.levels[entry.level] = filed = new Set();
+    filed.add(key);
+  }
+
+  /** Counts past the quota are all alike: the key is spent for the rest of its window. */
+  private levelOf(entry: Counted): number {
+    return Math.min(entry.count, this.points + 1);
+  }
+}
