@@ -34,6 +34,11 @@ export interface Config {
   };
   readonly signupEnabled: boolean;
   readonly usageFlushMs: number;
+  /**
+   * The change log: how often each instance reads it for changes nobody announced (the bound on
+   * how long a lost announcement goes unnoticed).
+   */
+  readonly changes: { readonly pollMs: number };
   readonly rateLimits: RateLimitConfig;
   /**
    * Which proxies may set X-Forwarded-For: false (the socket address is the client), a hop count,
@@ -179,6 +184,10 @@ export function loadConfig(env: Env): Config {
     },
     signupEnabled: bool(env, 'SIGNUP_ENABLED', true),
     usageFlushMs: int(env, 'LAST_USED_FLUSH_MS', 5000, 100, 3_600_000),
+    changes: {
+      // At most 5 s: the README promises that a change whose announcement was lost is seen within seconds.
+      pollMs: int(env, 'CHANGES_POLL_MS', 1000, 100, 5000),
+    },
     rateLimits: parseRateLimits(env),
     trustProxy: parseTrustProxy(env),
     workers: parseWorkers(raw(env, 'WORKERS'), 'WORKERS'),

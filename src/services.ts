@@ -15,6 +15,7 @@ import { KeyRing } from './keys/service.js';
 import { RateLimiter } from './ratelimit/limiter.js';
 import { connectRedis, redisReady } from './ratelimit/redis.js';
 import { KeyStore } from './keys/store.js';
+import { Periodic } from './lib/periodic.js';
 import { SessionStore } from './sessions/store.js';
 import { TokenService } from './tokens/service.js';
 import { TokenStore } from './tokens/store.js';
@@ -68,10 +69,9 @@ export async function createServices(config: Config, options: ServiceOptions = {
 }
 
 /** Redis when configured (shared by every instance); otherwise what the database itself offers. */
-function changeSource(database: Database, redis: Redis | null, redisPrefix: string): ChangeSource {
-  const store = new ChangeStore(database.db);
+function changeSource(database: Database, store: ChangeStore, redis: Redis | null, redisPrefix: string): ChangeSource {
   if (redis) return redisSource(redis, redisPrefix);
-  return database.dataVersion ? sqliteSource(store, database.dataVersion) : postgresSource(store);
+  return database.dataVersion ? sqliteSource(database.dataVersion) : postgresSource(store);
 }
 
 interface Infrastructure {
@@ -86,8 +86,13 @@ async function wire(config: Config, { database, redis, clock, onError }: Infrast
   const tokenStore = new TokenStore(db);
   const sessionStore = new SessionStore(db);
   const userStore = new UserStore(db);
-  const feed = new ChangeFeed(changeSource(database, redis, config.redisPrefix), (error) => onError(error, 'change feed'));
+  const changeStore = new ChangeStore(db);
+  const feedError = (error: unknown) => onError(error, 'change feed');
+  const feed = new ChangeFeed(changeStore, changeSource(database, changeStore, redis, config.redisPrefix), feedError);
   await feed.start();
+  // Changes whose announcement was lost are still in the log: every instance reads it this often.
+  const polling = new Periodic(config.changes.pollMs, () => feed.poll(), feedError);
+  polling.start();
 
   // Tokens signed by a retired key stay verifiable for one token lifetime plus a minute of skew.
   const keys = new KeyRing(new KeyStore(db), feed, clock, (config.jwt.ttlSeconds + 60) * 1000);
@@ -102,9 +107,13 @@ async function wire(config: Config, { database, redis, clock, onError }: Infrast
   const users = new UserService(userStore, hasher, feed, clock, { minLength: passwords.minLength, blocklist: loadBlocklist() });
   const authenticator = new Authenticator({ tokens: tokenStore, sessions: sessionStore, users: userStore, userTokens, usage, clock });
   feed.subscribe(async (change) => {
-    // New keys first, then drop cached verifications, so nothing is re-cached under the old keys.
-    if (change.kind === 'keys' || change.kind === 'reset') await keys.reload();
-    authenticator.forget(change);
+    try {
+      // New keys first, then drop cached verifications, so nothing is re-cached under the old keys.
+      if (change.kind === 'keys' || change.kind === 'reset') await keys.reload();
+    } finally {
+      // Even when the keys could not be re-read: what the change made stale must go.
+      authenticator.forget(change);
+    }
   });
 
   return {
@@ -130,6 +139,7 @@ async function wire(config: Config, { database, redis, clock, onError }: Infrast
     rateLimiter: new RateLimiter(config.rateLimits, redis, config.redisPrefix),
     redis,
     async close() {
+      await polling.stop();
       await usage.stop();
       await redis?.quit().catch(() => redis.disconnect());
       await database.close();

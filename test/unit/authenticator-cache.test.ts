@@ -46,7 +46,7 @@ describe('the opaque-token cache under eviction', () => {
     for (const { id } of created) {
       expect((await json(t, 'DELETE', `/api/tokens/${id}`, undefined, user.jwt)).statusCode).toBe(204);
       // What the change feed delivers to every authenticator of the process.
-      authenticator.forget({ kind: 'token', ref: id });
+      authenticator.forget({ id: 0, kind: 'token', ref: id });
     }
     // Every one refused by the cache first (authenticating a revoked token caches it as revoked,
     // which would push the others out), then by authentication itself.
