@@ -16,6 +16,8 @@ import { RateLimiter } from './ratelimit/limiter.js';
 import { connectRedis, redisReady } from './ratelimit/redis.js';
 import { KeyStore } from './keys/store.js';
 import { Periodic } from './lib/periodic.js';
+import { Maintenance } from './maintenance/runner.js';
+import { expiredSessions, MAINTENANCE_INTERVAL_MS, oldChanges } from './maintenance/sweeps.js';
 import { SessionStore } from './sessions/store.js';
 import { TokenService } from './tokens/service.js';
 import { TokenStore } from './tokens/store.js';
@@ -37,6 +39,8 @@ export interface Services {
   readonly keys: KeyRing;
   readonly authenticator: Authenticator;
   readonly feed: ChangeFeed;
+  /** Periodic clean-ups: the server starts them, {@link close} stops them. */
+  readonly maintenance: Maintenance;
   readonly rateLimiter: RateLimiter;
   /** The shared Redis connection, when REDIS_URL is set. */
   readonly redis: Redis | null;
@@ -115,6 +119,12 @@ async function wire(config: Config, { database, redis, clock, onError }: Infrast
       authenticator.forget(change);
     }
   });
+  const maintenance = new Maintenance(
+    [expiredSessions(sessionStore), oldChanges(changeStore, config.changes.retentionMs)],
+    clock,
+    MAINTENANCE_INTERVAL_MS,
+    onError,
+  );
 
   return {
     config,
@@ -136,9 +146,11 @@ async function wire(config: Config, { database, redis, clock, onError }: Infrast
     keys,
     authenticator,
     feed,
+    maintenance,
     rateLimiter: new RateLimiter(config.rateLimits, redis, config.redisPrefix),
     redis,
     async close() {
+      await maintenance.stop();
       await polling.stop();
       await usage.stop();
       await redis?.quit().catch(() => redis.disconnect());
