@@ -52,6 +52,11 @@ export interface ServiceOptions {
   readonly clock?: Clock;
   /** Where background failures (e.g. a failed usage flush) are reported. */
   readonly onError?: (error: unknown, context: string) => void;
+  /**
+   * Refuse to start when the change feed's source (Redis) cannot be reached. The CLI sets it: a
+   * change it committed could not be announced to the running instances.
+   */
+  readonly requireFeed?: boolean;
 }
 
 /** Opens the store, runs migrations, loads keys and wires the services together. */
@@ -64,7 +69,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     await migrateToLatest(database.db);
     // Start with shared counters if Redis comes up in time; otherwise run degraded (see RateLimiter).
     if (redis && !(await redisReady(redis, 5000))) onError(new Error(`Redis at REDIS_URL is not reachable yet`), 'redis');
-    return await wire(config, { database, redis, clock, onError });
+    return await wire(config, { database, redis, clock, onError, requireFeed: options.requireFeed ?? false });
   } catch (error) {
     redis?.disconnect();
     await database.close();
@@ -83,9 +88,10 @@ interface Infrastructure {
   readonly redis: Redis | null;
   readonly clock: Clock;
   readonly onError: NonNullable<ServiceOptions['onError']>;
+  readonly requireFeed: boolean;
 }
 
-async function wire(config: Config, { database, redis, clock, onError }: Infrastructure): Promise<Services> {
+async function wire(config: Config, { database, redis, clock, onError, requireFeed }: Infrastructure): Promise<Services> {
   const { db } = database;
   const tokenStore = new TokenStore(db);
   const sessionStore = new SessionStore(db);
@@ -93,7 +99,9 @@ async function wire(config: Config, { database, redis, clock, onError }: Infrast
   const changeStore = new ChangeStore(db);
   const feedError = (error: unknown) => onError(error, 'change feed');
   const feed = new ChangeFeed(changeStore, changeSource(database, changeStore, redis, config.redisPrefix), feedError);
-  await feed.start();
+  if (!(await feed.start()) && requireFeed) {
+    throw new Error('Redis at REDIS_URL is not reachable, so running instances could not be told of a change: nothing was done');
+  }
   // Changes whose announcement was lost are still in the log: every instance reads it this often.
   const polling = new Periodic(config.changes.pollMs, () => feed.poll(), feedError);
   polling.start();
