@@ -32,13 +32,25 @@ Configuration comes from environment variables; see the README.`;
 
 type Command = (args: string[], config: Config) => Promise<void>;
 
+/**
+ * Runs a command on the service's own rules. With REDIS_URL set, it refuses to start while Redis
+ * cannot be reached: a change it committed could not be announced to the running instances.
+ * Trouble in the background (an announcement that failed after all) is printed, and the command
+ * then exits 1.
+ */
 async function withServices(config: Config, run: (services: Services) => Promise<void>): Promise<void> {
-  const services = await createServices(config);
+  let troubled = false;
+  const onError = (error: unknown, context: string) => {
+    troubled = true;
+    console.error(`rz-auth: ${context}: ${describe(error)}`);
+  };
+  const services = await createServices(config, { requireFeed: true, onError });
   try {
     await run(services);
   } finally {
     await services.close();
   }
+  if (troubled) throw new Error('finished, with the errors above');
 }
 
 const commands: Record<string, Command> = {
@@ -111,7 +123,8 @@ function describe(error: unknown): string {
     const fields = error.errors?.map((e) => `  ${e.field}: ${e.message}`).join('\n');
     return fields ? `${error.detail}\n${fields}` : error.detail;
   }
-  return error instanceof Error ? error.message : String(error);
+  if (!(error instanceof Error)) return String(error);
+  return error.cause === undefined ? error.message : `${error.message}: ${describe(error.cause)}`;
 }
 
 async function main(argv: string[]): Promise<number> {

@@ -34,6 +34,11 @@ export interface Config {
   };
   readonly signupEnabled: boolean;
   readonly usageFlushMs: number;
+  /**
+   * The change log: how often each instance reads it for changes nobody announced (the bound on
+   * how long a lost announcement goes unnoticed), and how long entries are kept.
+   */
+  readonly changes: { readonly pollMs: number; readonly retentionMs: number };
   readonly rateLimits: RateLimitConfig;
   /**
    * Which proxies may set X-Forwarded-For: false (the socket address is the client), a hop count,
@@ -179,6 +184,12 @@ export function loadConfig(env: Env): Config {
     },
     signupEnabled: bool(env, 'SIGNUP_ENABLED', true),
     usageFlushMs: int(env, 'LAST_USED_FLUSH_MS', 5000, 100, 3_600_000),
+    changes: {
+      // At most 5 s: the README promises that a change whose announcement was lost is seen within seconds.
+      pollMs: int(env, 'CHANGES_POLL_MS', 1000, 100, 5000),
+      // At least an hour, far beyond any poll interval: only an instance away that long can miss an entry.
+      retentionMs: int(env, 'CHANGES_RETENTION_HOURS', 24, 1, 24 * 365) * 3_600_000,
+    },
     rateLimits: parseRateLimits(env),
     trustProxy: parseTrustProxy(env),
     workers: parseWorkers(raw(env, 'WORKERS'), 'WORKERS'),

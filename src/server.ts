@@ -23,6 +23,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   try {
     app = await createApp(services, { logStream });
     const url = await app.listen({ port: config.port, host: config.host });
+    services.maintenance.start();
     const running = app;
     return {
       app: running,

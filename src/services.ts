@@ -15,6 +15,9 @@ import { KeyRing } from './keys/service.js';
 import { RateLimiter } from './ratelimit/limiter.js';
 import { connectRedis, redisReady } from './ratelimit/redis.js';
 import { KeyStore } from './keys/store.js';
+import { Periodic } from './lib/periodic.js';
+import { Maintenance } from './maintenance/runner.js';
+import { expiredSessions, MAINTENANCE_INTERVAL_MS, oldChanges } from './maintenance/sweeps.js';
 import { SessionStore } from './sessions/store.js';
 import { TokenService } from './tokens/service.js';
 import { TokenStore } from './tokens/store.js';
@@ -36,6 +39,8 @@ export interface Services {
   readonly keys: KeyRing;
   readonly authenticator: Authenticator;
   readonly feed: ChangeFeed;
+  /** Periodic clean-ups: the server starts them, {@link close} stops them. */
+  readonly maintenance: Maintenance;
   readonly rateLimiter: RateLimiter;
   /** The shared Redis connection, when REDIS_URL is set. */
   readonly redis: Redis | null;
@@ -47,6 +52,11 @@ export interface ServiceOptions {
   readonly clock?: Clock;
   /** Where background failures (e.g. a failed usage flush) are reported. */
   readonly onError?: (error: unknown, context: string) => void;
+  /**
+   * Refuse to start when the change feed's source (Redis) cannot be reached. The CLI sets it: a
+   * change it committed could not be announced to the running instances.
+   */
+  readonly requireFeed?: boolean;
 }
 
 /** Opens the store, runs migrations, loads keys and wires the services together. */
@@ -59,7 +69,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     await migrateToLatest(database.db);
     // Start with shared counters if Redis comes up in time; otherwise run degraded (see RateLimiter).
     if (redis && !(await redisReady(redis, 5000))) onError(new Error(`Redis at REDIS_URL is not reachable yet`), 'redis');
-    return await wire(config, { database, redis, clock, onError });
+    return await wire(config, { database, redis, clock, onError, requireFeed: options.requireFeed ?? false });
   } catch (error) {
     redis?.disconnect();
     await database.close();
@@ -68,10 +78,9 @@ export async function createServices(config: Config, options: ServiceOptions = {
 }
 
 /** Redis when configured (shared by every instance); otherwise what the database itself offers. */
-function changeSource(database: Database, redis: Redis | null, redisPrefix: string): ChangeSource {
-  const store = new ChangeStore(database.db);
+function changeSource(database: Database, store: ChangeStore, redis: Redis | null, redisPrefix: string): ChangeSource {
   if (redis) return redisSource(redis, redisPrefix);
-  return database.dataVersion ? sqliteSource(store, database.dataVersion) : postgresSource(store);
+  return database.dataVersion ? sqliteSource(database.dataVersion) : postgresSource(store);
 }
 
 interface Infrastructure {
@@ -79,15 +88,23 @@ interface Infrastructure {
   readonly redis: Redis | null;
   readonly clock: Clock;
   readonly onError: NonNullable<ServiceOptions['onError']>;
+  readonly requireFeed: boolean;
 }
 
-async function wire(config: Config, { database, redis, clock, onError }: Infrastructure): Promise<Services> {
+async function wire(config: Config, { database, redis, clock, onError, requireFeed }: Infrastructure): Promise<Services> {
   const { db } = database;
   const tokenStore = new TokenStore(db);
   const sessionStore = new SessionStore(db);
   const userStore = new UserStore(db);
-  const feed = new ChangeFeed(changeSource(database, redis, config.redisPrefix), (error) => onError(error, 'change feed'));
-  await feed.start();
+  const changeStore = new ChangeStore(db);
+  const feedError = (error: unknown) => onError(error, 'change feed');
+  const feed = new ChangeFeed(changeStore, changeSource(database, changeStore, redis, config.redisPrefix), feedError);
+  if (!(await feed.start()) && requireFeed) {
+    throw new Error('Redis at REDIS_URL is not reachable, so running instances could not be told of a change: nothing was done');
+  }
+  // Changes whose announcement was lost are still in the log: every instance reads it this often.
+  const polling = new Periodic(config.changes.pollMs, () => feed.poll(), feedError);
+  polling.start();
 
   // Tokens signed by a retired key stay verifiable for one token lifetime plus a minute of skew.
   const keys = new KeyRing(new KeyStore(db), feed, clock, (config.jwt.ttlSeconds + 60) * 1000);
@@ -102,10 +119,20 @@ async function wire(config: Config, { database, redis, clock, onError }: Infrast
   const users = new UserService(userStore, hasher, feed, clock, { minLength: passwords.minLength, blocklist: loadBlocklist() });
   const authenticator = new Authenticator({ tokens: tokenStore, sessions: sessionStore, users: userStore, userTokens, usage, clock });
   feed.subscribe(async (change) => {
-    // New keys first, then drop cached verifications, so nothing is re-cached under the old keys.
-    if (change.kind === 'keys' || change.kind === 'reset') await keys.reload();
-    authenticator.forget(change);
+    try {
+      // New keys first, then drop cached verifications, so nothing is re-cached under the old keys.
+      if (change.kind === 'keys' || change.kind === 'reset') await keys.reload();
+    } finally {
+      // Even when the keys could not be re-read: what the change made stale must go.
+      authenticator.forget(change);
+    }
   });
+  const maintenance = new Maintenance(
+    [expiredSessions(sessionStore), oldChanges(changeStore, config.changes.retentionMs)],
+    clock,
+    MAINTENANCE_INTERVAL_MS,
+    onError,
+  );
 
   return {
     config,
@@ -127,9 +154,12 @@ async function wire(config: Config, { database, redis, clock, onError }: Infrast
     keys,
     authenticator,
     feed,
+    maintenance,
     rateLimiter: new RateLimiter(config.rateLimits, redis, config.redisPrefix),
     redis,
     async close() {
+      await maintenance.stop();
+      await polling.stop();
       await usage.stop();
       await redis?.quit().catch(() => redis.disconnect());
       await database.close();

@@ -1,65 +1,92 @@
-import type { ChangeRecord, ChangeSource } from './sources.js';
-import type { ChangeKind } from './store.js';
+import type { ChangeSource, Position } from './sources.js';
+import type { Change, ChangeKind, ChangeStore } from './store.js';
 
-/** A change to apply, or `reset`: the feed lost track, so every cache must start over. */
-export type FeedEvent = ChangeRecord | { readonly kind: 'reset'; readonly ref: '' };
+/** A change to apply, with its id in the log, or `reset`: the feed lost track, so every cache must start over. */
+export type FeedEvent = Change | { readonly kind: 'reset'; readonly ref: '' };
 export type ChangeListener = (event: FeedEvent) => void | Promise<void>;
 
 const RESET: FeedEvent = { kind: 'reset', ref: '' };
+/** Changes read per query when catching up. */
+const PAGE = 500;
 
 /**
  * Keeps this process's caches consistent with changes made anywhere (revocations, logouts,
- * deletions, key rotations).
+ * deletions, key rotations). The database's `changes` table is the one log: every change is
+ * recorded there in the transaction that makes it, and this feed applies the entries after the
+ * last one it applied (its cursor), in id order, each once.
  *
- * Before every request, {@link sync} asks the source whether the change log moved (SQLite:
- * `data_version`; PostgreSQL: newest change id; Redis: a counter) and, if so, applies the new
- * entries before the request goes on. A process applies its own changes at once with
- * {@link committed}, which also publishes them. When the source cannot be reached, caches are
- * dropped on every request until it can: stale answers are never served.
+ * Before every request, {@link sync} asks the source whether the log moved (SQLite: `data_version`;
+ * PostgreSQL: newest change id; Redis: an announced id and an epoch) and, if so, reads the log
+ * before the request goes on. A change whose announcement was lost (Redis unreachable from the
+ * process that made it, a process killed between commit and announcement, the CLI run without
+ * Redis) is still in the log: {@link poll}, run periodically, applies it within one poll interval.
+ * When the source cannot be reached, caches are dropped on every request until it answers: stale
+ * answers are never served.
  */
 export class ChangeFeed {
-  private version: string | undefined;
-  private cursor = '0';
-  /** The newest pending catch-up; requests that arrive while it runs wait for it too. */
+  /** The source's position last seen; undefined while it cannot be reached. */
+  private position: Position | undefined;
+  /** The id of the last change applied: reads of the log start after it. */
+  private applied = 0;
+  /** Reads of the log run one after another, so no change is skipped or applied twice. */
+  private queue: Promise<void> = Promise.resolve();
+  /** The newest read a moved position asked for; requests that arrive while it runs wait for it too. */
   private tail: Promise<void> | undefined;
+  private failing = false;
   private readonly listeners: ChangeListener[] = [];
 
   constructor(
+    private readonly store: ChangeStore,
     private readonly source: ChangeSource,
     private readonly onError: (error: unknown) => void = () => {},
   ) {}
 
   /**
    * Starts from the current end of the log: nothing older can be in a cache yet. An unreachable
-   * source is not fatal: requests then run without caches until it answers.
+   * source is not fatal: requests then run without caches until it answers. Returns whether it answered.
    */
-  async start(): Promise<void> {
+  async start(): Promise<boolean> {
     try {
-      const { version, cursor } = await this.source.start();
-      this.version = version;
-      this.cursor = cursor;
+      this.position = await this.source.position();
     } catch (error) {
       this.onError(error);
-      this.version = undefined;
     }
+    // After the position: a change announced in between is read again, never missed.
+    this.applied = await this.store.latestId();
+    return this.position !== undefined;
   }
 
-  subscribe(listener: ChangeListener): void {
+  /** The id of the last change applied. */
+  get cursor(): number {
+    return this.applied;
+  }
+
+  /** Hears every change from now on, in log order, and every reset. Returns the unsubscribe function. */
+  subscribe(listener: ChangeListener): () => void {
     this.listeners.push(listener);
+    return () => {
+      const index = this.listeners.indexOf(listener);
+      if (index >= 0) this.listeners.splice(index, 1);
+    };
   }
 
   /**
-   * Applies a change this process committed, then publishes it to the other processes, before the
-   * request that made it returns.
+   * Applies a change this process committed (through the same read of the log as everyone
+   * else's), then announces it to the other processes, before the request that made it returns.
    */
   async committed(kind: ChangeKind, ref: string): Promise<void> {
-    await this.emit({ kind, ref });
+    await this.poll();
     try {
-      await this.source.publish({ kind, ref });
+      await this.source.announce(this.applied);
     } catch (error) {
-      // Committed, but other instances may not hear of it: say so loudly (see README, deployment).
-      this.onError(error);
+      // Committed, and in the log: the other processes apply it at their next poll instead.
+      this.onError(new Error(`change ${kind} ${ref} was committed but not announced`, { cause: error }));
     }
+  }
+
+  /** Applies whatever the log holds after the cursor, announced or not. */
+  poll(): Promise<void> {
+    return this.enqueue(() => this.read(false));
   }
 
   /**
@@ -83,65 +110,93 @@ export class ChangeFeed {
   };
 
   private check(): Promise<void> | undefined {
-    let version: string | Promise<string>;
+    let position: Position | Promise<Position>;
     try {
-      version = this.source.version();
+      position = this.source.position();
     } catch (error) {
       return this.lost(error);
     }
-    if (typeof version === 'string') return this.seen(version);
-    return version.then(
-      (v) => this.seen(v),
+    if (!(position instanceof Promise)) return this.seen(position);
+    return position.then(
+      (p) => this.seen(p),
       (error: unknown) => this.lost(error),
     );
   }
 
-  private seen(version: string): Promise<void> | undefined {
-    if (version === this.version) return this.tail;
-    // After an outage the missed entries do not matter (caches were dropped on every request while
-    // the source was away): start over from the current end instead of replaying the log.
-    const recovering = this.version === undefined;
-    this.version = version;
-    this.enqueue(recovering ? () => this.restart() : () => this.readChanges());
-    return this.tail;
+  private seen(position: Position): Promise<void> | undefined {
+    const last = this.position;
+    if (last !== undefined && position.seq === last.seq && position.epoch === last.epoch) return this.tail;
+    this.position = position;
+    // Only a step forward in the same epoch is the log moving. Anything else (a new epoch, a seq
+    // that went back, the first answer after an outage) means the source lost or replaced its
+    // state, and with it perhaps announcements: start every cache over, then read the log.
+    const moved = last !== undefined && position.epoch === last.epoch && position.seq > last.seq;
+    const tail = this.enqueue(() => this.read(!moved));
+    this.tail = tail;
+    void tail.then(() => {
+      if (this.tail === tail) this.tail = undefined;
+    });
+    return tail;
   }
 
   private lost(error: unknown): Promise<void> {
-    if (this.version !== undefined) this.onError(error);
-    this.version = undefined;
-    return this.emit(RESET);
+    if (this.position !== undefined) this.onError(error);
+    this.position = undefined;
+    // A listener that fails here (the database is down too) has still dropped what it could.
+    return this.emit(RESET).catch(() => {});
   }
 
-  /** Queues work after any catch-up already running, so no entry is ever skipped. */
-  private enqueue(work: () => Promise<void>): void {
-    const next = (this.tail ?? Promise.resolve()).catch(() => undefined).then(work);
-    this.tail = next;
-    next.then(
+  private enqueue(work: () => Promise<void>): Promise<void> {
+    const run = this.queue.then(work).then(
       () => {
-        if (this.tail === next) this.tail = undefined;
+        this.failing = false;
       },
-      () => {
-        // The read failed: forget the version so the next request tries again.
-        this.version = undefined;
-        if (this.tail === next) this.tail = undefined;
-      },
+      (error: unknown) => this.failed(error),
     );
+    this.queue = run;
+    return run;
   }
 
-  private async restart(): Promise<void> {
-    const { cursor } = await this.source.start();
-    this.cursor = cursor;
-    await this.emit(RESET);
+  /** A read failed: trust nothing cached, and read again at the next request (reported once per outage). */
+  private async failed(error: unknown): Promise<void> {
+    if (!this.failing) this.onError(error);
+    this.failing = true;
+    this.position = undefined;
+    await this.emit(RESET).catch(() => {});
   }
 
-  private async readChanges(): Promise<void> {
-    const batch = await this.source.read(this.cursor);
-    if (!batch.complete) await this.emit(RESET);
-    for (const change of batch.changes) await this.emit(change);
-    this.cursor = batch.cursor;
+  private async read(reset: boolean): Promise<void> {
+    if (reset) await this.emit(RESET);
+    let changes = await this.store.listAfter(this.applied, PAGE);
+    // Read after the list, so pruning in between shows up here rather than as a silent hole.
+    const { oldest, latest } = await this.store.bounds();
+    // Pruned past the cursor (this process was away longer than the retention window), or a log
+    // whose ids end below it (the database was replaced): what was missed is unknown. Ids skipped by
+    // rolled-back transactions can make this a needless reset, never a missed change.
+    if (oldest > this.applied + 1 || latest < this.applied) {
+      if (!reset) await this.emit(RESET);
+      this.applied = Math.min(this.applied, latest);
+    }
+    for (;;) {
+      for (const change of changes) {
+        await this.emit(change);
+        this.applied = change.id;
+      }
+      if (changes.length < PAGE) return;
+      changes = await this.store.listAfter(this.applied, PAGE);
+    }
   }
 
+  /** Every listener hears every event, even when one of them fails; the first failure is then thrown. */
   private async emit(event: FeedEvent): Promise<void> {
-    for (const listener of this.listeners) await listener(event);
+    let failure: { error: unknown } | undefined;
+    for (const listener of this.listeners) {
+      try {
+        await listener(event);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+    if (failure) throw failure.error;
   }
 }

@@ -1,101 +1,80 @@
+import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { Change, ChangeKind, ChangeStore } from './store.js';
+import type { ChangeStore } from './store.js';
 
-export type ChangeRecord = Pick<Change, 'kind' | 'ref'>;
-
-/** A batch read from a source; `complete` is false when older entries were lost (trimmed). */
-export interface ChangeBatch {
-  readonly changes: readonly ChangeRecord[];
-  readonly cursor: string;
-  readonly complete: boolean;
+/**
+ * Where the change log stands, as a source sees it. Within one `epoch`, `seq` only grows; a new
+ * epoch or a smaller `seq` means the source lost or replaced its state.
+ */
+export interface Position {
+  readonly epoch: string;
+  readonly seq: number;
 }
 
 /**
- * Where a process learns about changes other processes made. `version()` is asked before every
- * request and must be cheap; it changes whenever a change is recorded anywhere.
+ * How a process learns, cheaply, that the change log moved. The log itself is always the
+ * database's `changes` table; a source only says when to read it again.
  */
 export interface ChangeSource {
-  /** The current end of the log: position, version and cursor to read from next. */
-  start(): Promise<{ version: string; cursor: string }>;
-  /** Throws (or rejects) when the source cannot be reached. */
-  version(): string | Promise<string>;
-  read(cursor: string): Promise<ChangeBatch>;
-  /** Tells the other processes about a change this process has committed. */
-  publish(change: ChangeRecord): Promise<void>;
-}
-
-/** Reads the `changes` table after a cursor (the last id seen). */
-async function readTable(store: ChangeStore, cursor: string): Promise<ChangeBatch> {
-  const changes = await store.listAfter(Number(cursor));
-  return { changes, cursor: String(changes.at(-1)?.id ?? cursor), complete: true };
+  /**
+   * Asked once per turn of the event loop that has requests in it, so one cheap read.
+   * Throws (or rejects) when the source cannot be reached.
+   */
+  position(): Position | Promise<Position>;
+  /** Tells the other processes that the log reached change `id`. Rejects when it cannot. */
+  announce(id: number): Promise<void>;
 }
 
 /**
  * SQLite: `PRAGMA data_version` moves whenever another connection (a worker, the CLI) commits to
- * the file; reading it costs no I/O. The change itself is in the `changes` table, so publishing is
- * the commit.
+ * the file, and reading it costs no I/O; the commit itself is the announcement.
  */
-export function sqliteSource(store: ChangeStore, dataVersion: () => number): ChangeSource {
-  return {
-    start: async () => ({ version: String(dataVersion()), cursor: String(await store.latestId()) }),
-    version: () => String(dataVersion()),
-    read: (cursor) => readTable(store, cursor),
-    publish: async () => {},
-  };
+export function sqliteSource(dataVersion: () => number): ChangeSource {
+  return { position: () => ({ epoch: '', seq: dataVersion() }), announce: async () => {} };
 }
 
 /**
- * PostgreSQL without Redis: the newest change id, one indexed query per request. Correct for a
- * single instance plus the CLI; several instances should share Redis instead, which is cheaper.
+ * PostgreSQL without Redis: the newest change id, one indexed query per request; the commit itself
+ * is the announcement. Several instances should share Redis instead, which is cheaper.
  */
 export function postgresSource(store: ChangeStore): ChangeSource {
-  return {
-    start: async () => {
-      const latest = String(await store.latestId());
-      return { version: latest, cursor: latest };
-    },
-    version: async () => String(await store.latestId()),
-    read: (cursor) => readTable(store, cursor),
-    publish: async () => {},
-  };
+  return { position: async () => ({ epoch: '', seq: await store.latestId() }), announce: async () => {} };
 }
 
-const STREAM_LENGTH = 100_000;
+/** Creates the epoch if it is missing, and raises the seq to the announced id (never lowers it). */
+const ANNOUNCE = `
+redis.call('SET', KEYS[1], ARGV[2], 'NX')
+local seq = tonumber(redis.call('GET', KEYS[2]))
+if seq == nil or seq < tonumber(ARGV[1]) then redis.call('SET', KEYS[2], ARGV[1]) end
+`;
+
+const SEQ = /^\d{1,15}$/;
 
 /**
- * Redis: a counter (`<prefix>changes:seq`, one GET per request) and a stream of the changes
- * themselves, both written in one MULTI after the database commit, so whoever sees the new counter
- * finds the entry too. Every instance sharing the Redis sees a revocation from its next request on.
+ * Redis: `<prefix>changes:seq` is the newest change id announced and `<prefix>changes:epoch` a
+ * random value created beside it (`SET NX`) whenever it is missing; both are read in one MGET.
+ *
+ * The seq is a change id and announcements only raise it, so while the database hands out new ids
+ * it never comes back to a value a process has seen, even after a failover to a replica that missed
+ * the latest writes. Losing Redis's data (FLUSHDB, a restart without persistence) loses the epoch
+ * too: the next reader or announcer creates a new one, and every process sees a new epoch.
  */
 export function redisSource(redis: Redis, prefix: string): ChangeSource {
+  const epochKey = `${prefix}changes:epoch`;
   const seqKey = `${prefix}changes:seq`;
-  const streamKey = `${prefix}changes`;
-  let lastSeq = 0;
   return {
-    async start() {
-      const [seq, last] = await Promise.all([redis.get(seqKey), redis.xrevrange(streamKey, '+', '-', 'COUNT', 1)]);
-      lastSeq = Number(seq ?? 0);
-      return { version: seq ?? '0', cursor: last[0]?.[0] ?? '0-0' };
+    async position() {
+      let [epoch, seq] = await redis.mget(epochKey, seqKey);
+      if (epoch === null) {
+        await redis.set(epochKey, randomUUID(), 'NX');
+        [epoch, seq] = await redis.mget(epochKey, seqKey);
+      }
+      // A value nobody here wrote: fail closed (the feed then trusts no cache) until it is rewritten.
+      if (!epoch || (seq != null && !SEQ.test(seq))) throw new Error(`unexpected change feed state in Redis at ${seqKey}`);
+      return { epoch, seq: Number(seq ?? 0) };
     },
-    version: async () => (await redis.get(seqKey)) ?? '0',
-    async read(cursor) {
-      // One MULTI: the entries and the counter from the same instant.
-      const replies = (await redis.multi().xrange(streamKey, `(${cursor}`, '+').get(seqKey).exec()) ?? [];
-      const entries = (replies[0]?.[1] ?? []) as Array<[string, string[]]>;
-      const seq = (replies[1]?.[1] ?? null) as string | null;
-      const changes = entries.map(([, fields]) => ({ kind: fields[1] as ChangeKind, ref: fields[3] ?? '' }));
-      const now = Number(seq ?? 0);
-      // Fewer entries than the counter moved: the stream was trimmed past our cursor (or reset).
-      const complete = now - lastSeq <= changes.length && now >= lastSeq;
-      lastSeq = now;
-      return { changes, cursor: entries.at(-1)?.[0] ?? cursor, complete };
-    },
-    async publish(change) {
-      await redis
-        .multi()
-        .xadd(streamKey, 'MAXLEN', '~', STREAM_LENGTH, '*', 'kind', change.kind, 'ref', change.ref)
-        .incr(seqKey)
-        .exec();
+    async announce(id) {
+      await redis.eval(ANNOUNCE, 2, epochKey, seqKey, String(id), randomUUID());
     },
   };
 }

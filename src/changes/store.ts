@@ -4,6 +4,7 @@ import type { ChangesTable, Tables } from '../db/tables.js';
 
 export type ChangeKind = ChangesTable['kind'];
 
+/** One entry of the change log. Ids only grow: they order the log and are its readers' cursors. */
 export interface Change {
   readonly id: number;
   readonly kind: ChangeKind;
@@ -25,17 +26,18 @@ export async function recordChange(trx: Transaction<Tables>, kind: ChangeKind, r
   await trx.insertInto('changes').values({ kind, ref, created_at: at }).execute();
 }
 
-/** Reads the change log. */
+/** Reads and prunes the change log. */
 export class ChangeStore {
   constructor(private readonly db: Kysely<Tables>) {}
 
-  /** Changes with an id above `afterId`, oldest first. */
-  async listAfter(afterId: number): Promise<Change[]> {
+  /** Up to `limit` changes with an id above `afterId`, oldest first. */
+  async listAfter(afterId: number, limit = 1000): Promise<Change[]> {
     const rows = await this.db
       .selectFrom('changes')
       .select(['id', 'kind', 'ref'])
       .where('id', '>', afterId)
       .orderBy('id')
+      .limit(limit)
       .execute();
     // PostgreSQL returns bigint as a string.
     return rows.map((r) => ({ id: Number(r.id), kind: r.kind, ref: r.ref }));
@@ -50,8 +52,36 @@ export class ChangeStore {
     return Number(row?.id ?? 0);
   }
 
-  /** Deletes entries older than `before`; every live instance has long since read them. */
-  async deleteBefore(before: string): Promise<void> {
-    await this.db.deleteFrom('changes').where('created_at', '<', before).execute();
+  /**
+   * The oldest and newest ids still in the log (0 when it is empty). A reader whose cursor is below
+   * `oldest - 1` may have missed pruned entries; one above `latest` is reading another log.
+   */
+  async bounds(): Promise<{ oldest: number; latest: number }> {
+    // Two subqueries, not min and max in one: each is then a single index probe on SQLite too.
+    const row = await this.db
+      .selectNoFrom((eb) => [
+        eb.selectFrom('changes').select((s) => s.fn.min('id').as('id')).as('oldest'),
+        eb.selectFrom('changes').select((s) => s.fn.max('id').as('id')).as('latest'),
+      ])
+      .executeTakeFirst();
+    return { oldest: Number(row?.oldest ?? 0), latest: Number(row?.latest ?? 0) };
+  }
+
+  /**
+   * Deletes the entries recorded before `before`, as a prefix of the log (every id below the first
+   * one kept), and never the newest entry: the oldest id left then tells a reader exactly whether it
+   * missed something, and ids are never handed out again. Returns how many were deleted.
+   */
+  async prune(before: string): Promise<number> {
+    const result = await this.db
+      .deleteFrom('changes')
+      .where('id', '<', (eb) =>
+        eb.fn.coalesce(
+          eb.selectFrom('changes').select((s) => s.fn.min('id').as('id')).where('created_at', '>=', before),
+          eb.selectFrom('changes').select((s) => s.fn.max('id').as('id')),
+        ),
+      )
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 }

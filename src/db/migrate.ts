@@ -1,10 +1,12 @@
 import { type Kysely, type Migration, type MigrationResultSet, Migrator } from 'kysely';
 import type { Tables } from './tables.js';
 import * as m0001 from './migrations/0001_initial.js';
+import * as m0002 from './migrations/0002_retention_indexes.js';
 
 /** Migrations are imported statically so the build output needs no directory scanning. */
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
+  '0002_retention_indexes': m0002,
 };
 
 /**

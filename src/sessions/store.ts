@@ -44,8 +44,9 @@ export class SessionStore {
     });
   }
 
-  /** Removes sessions that expired before `before`; they can never be used again. */
-  async deleteExpired(before: string): Promise<void> {
-    await this.db.deleteFrom('sessions').where('expires_at', '<', before).execute();
+  /** Removes sessions that expired before `before`; they can never be used again. Returns how many. */
+  async deleteExpired(before: string): Promise<number> {
+    const result = await this.db.deleteFrom('sessions').where('expires_at', '<', before).executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 }

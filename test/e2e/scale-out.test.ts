@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { PASSWORD } from '../helpers/api.js';
+import { signupAndToken, status } from '../helpers/process-api.js';
 import { request, runCli, type ServerProcess, spawnServer } from '../helpers/server-process.js';
 import { freshPostgresDatabase, postgresAvailable, REDIS_URL, redisAvailable, uniquePrefix } from '../helpers/services.js';
 
@@ -17,19 +17,6 @@ async function start(env: Record<string, string>): Promise<ServerProcess> {
   servers.push(server);
   return server;
 }
-
-async function signupAndToken(base: string): Promise<{ jwt: string; email: string; tokenId: string; token: string }> {
-  const email = `e2e-${Math.random().toString(36).slice(2, 10)}@example.com`;
-  const signup = await request(base, 'POST', '/api/auth/signup', { body: { email, username: email.slice(0, 12).replace(/[^a-z0-9]/g, '_'), password: PASSWORD } });
-  expect(signup.status).toBe(201);
-  const jwt = (signup.body as { token: string }).token;
-  const created = await request(base, 'POST', '/api/tokens', { token: jwt, body: { name: 'e2e' } });
-  expect(created.status).toBe(201);
-  const { id, token } = created.body as { id: string; token: string };
-  return { jwt, email, tokenId: id, token };
-}
-
-const status = async (base: string, token: string) => (await request(base, 'GET', '/api/me', { token })).status;
 
 async function burst(n: number, send: (i: number) => Promise<Response>): Promise<Record<number, number>> {
   const counts: Record<number, number> = {};

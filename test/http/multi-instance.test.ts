@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import { decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp, tempDir } from '../helpers/app.js';
@@ -61,6 +62,16 @@ const me = async (t: TestApp, token: string) => {
   await nextTurn();
   return json(t, 'GET', '/api/me', undefined, token);
 };
+
+/** Asks until `t` refuses `token`, failing after `deadlineMs`; a lost announcement takes up to one poll interval. */
+async function untilRefused(t: TestApp, token: string, deadlineMs: number): Promise<void> {
+  const deadline = Date.now() + deadlineMs;
+  while ((await me(t, token)).statusCode === 200) {
+    if (Date.now() > deadline) throw new Error(`still accepted after ${deadlineMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  expectInvalidToken(await me(t, token));
+}
 
 for (const backend of BACKENDS) {
   describe.skipIf(!backend.available)(`two instances on ${backend.name}`, () => {
@@ -134,13 +145,32 @@ for (const backend of BACKENDS) {
   });
 }
 
+/**
+ * Two instances on a fresh PostgreSQL database and one Redis prefix; `bOnly` changes B's
+ * environment (e.g. `REDIS_URL: ''` for a process without Redis, as the CLI may be run).
+ */
+async function twoOnRedis(
+  extra: Record<string, string>,
+  run: (a: TestApp, b: TestApp, prefix: string) => Promise<void>,
+  bOnly: Record<string, string> = {},
+): Promise<void> {
+  const db = await freshPostgresDatabase();
+  const prefix = uniquePrefix();
+  const env = { DATABASE_URL: db.url, REDIS_URL, REDIS_PREFIX: prefix, ...extra };
+  const a = await startTestApp({ env });
+  const b = await startTestApp({ env: { ...env, ...bOnly }, dir: a.dir });
+  try {
+    await run(a, b, prefix);
+  } finally {
+    await b.close();
+    await a.close();
+    await db.drop();
+  }
+}
+
 describe.skipIf(!(postgresUp && redisUp))('two instances on PostgreSQL and Redis, Redis trouble', () => {
-  it('an instance that cannot reach Redis stops trusting its caches, then recovers', async () => {
-    const db = await freshPostgresDatabase();
-    const env = { DATABASE_URL: db.url, REDIS_URL, REDIS_PREFIX: uniquePrefix() };
-    const a = await startTestApp({ env });
-    const b = await startTestApp({ env, dir: a.dir });
-    try {
+  it('an instance that cannot reach Redis stops trusting its caches, then recovers', () =>
+    twoOnRedis({}, async (a, b) => {
       const user = await signup(a);
       const { id, token } = await createApiToken(a, user.jwt);
       expect((await me(b, token)).statusCode).toBe(200);
@@ -155,26 +185,54 @@ describe.skipIf(!(postgresUp && redisUp))('two instances on PostgreSQL and Redis
       expect((await me(b, second.token)).statusCode).toBe(200);
       expect((await json(a, 'DELETE', `/api/tokens/${second.id}`, undefined, user.jwt)).statusCode).toBe(204);
       expectInvalidToken(await me(b, second.token));
-    } finally {
-      await b.close();
-      await a.close();
-      await db.drop();
-    }
-  });
+    }));
 
-  it('rate limits are shared', async () => {
-    const db = await freshPostgresDatabase();
-    const env = { DATABASE_URL: db.url, REDIS_URL, REDIS_PREFIX: uniquePrefix(), RATE_LIMITS: 'on', RATE_LIMIT_ADDRESS: '3/60' };
-    const a = await startTestApp({ env });
-    const b = await startTestApp({ env, dir: a.dir });
-    try {
+  it('after Redis lost its data, an instance does not keep serving a token revoked meanwhile (the counter came back to the value it had seen)', () =>
+    twoOnRedis({}, async (a, b, prefix) => {
+      const redis = new Redis(REDIS_URL);
+      try {
+        const user = await signup(a);
+        const { id, token } = await createApiToken(a, user.jwt);
+        expect((await me(b, token)).statusCode).toBe(200);
+        const seen = await redis.get(`${prefix}changes:seq`);
+        // FLUSHDB, as far as this deployment's keys go (other tests share the server).
+        const keys = await redis.keys(`${prefix}*`);
+        if (keys.length > 0) await redis.del(...keys);
+        expect((await json(a, 'DELETE', `/api/tokens/${id}`, undefined, user.jwt)).statusCode).toBe(204);
+        await redis.set(`${prefix}changes:seq`, seen ?? '0');
+        expectInvalidToken(await me(b, token));
+      } finally {
+        redis.disconnect();
+      }
+    }));
+
+  it('a revocation whose announcement failed reaches the other instance within the poll interval', () =>
+    twoOnRedis({ CHANGES_POLL_MS: '200' }, async (a, b) => {
+      const user = await signup(a);
+      const { id, token } = await createApiToken(a, user.jwt);
+      expect((await me(b, token)).statusCode).toBe(200);
+      a.services.redis?.disconnect();
+      expect((await json(a, 'DELETE', `/api/tokens/${id}`, undefined, user.jwt)).statusCode).toBe(204);
+      expectInvalidToken(await me(a, token));
+      await untilRefused(b, token, 5000);
+    }));
+
+  it('a change made without Redis (the CLI without REDIS_URL) reaches the instances on Redis within the poll interval', () =>
+    twoOnRedis(
+      { CHANGES_POLL_MS: '200' },
+      async (a, withoutRedis) => {
+        const user = await signup(a);
+        expect((await me(a, user.jwt)).statusCode).toBe(200);
+        await withoutRedis.services.keys.rotate({ immediate: true });
+        await untilRefused(a, user.jwt, 5000);
+      },
+      { REDIS_URL: '' },
+    ));
+
+  it('rate limits are shared', () =>
+    twoOnRedis({ RATE_LIMITS: 'on', RATE_LIMIT_ADDRESS: '3/60' }, async (a, b) => {
       const statuses = [];
       for (const t of [a, b, a, b]) statuses.push((await json(t, 'GET', '/.well-known/jwks.json')).statusCode);
       expect(statuses).toEqual([200, 200, 200, 429]);
-    } finally {
-      await b.close();
-      await a.close();
-      await db.drop();
-    }
-  });
+    }));
 });

@@ -119,6 +119,18 @@ export function storeContract(name: string, harness: () => StoreHarness): void {
         expect((await changes.listAfter(before)).map((c) => c.kind)).toEqual(['session']);
       });
 
+      it('deletes only the sessions that expired before the given time', async () => {
+        const user = await newUser();
+        const expired = { id: randomUUID(), userId: user.id, createdAt: at(1), expiresAt: at(5) };
+        const live = { id: randomUUID(), userId: user.id, createdAt: at(1), expiresAt: at(50) };
+        await sessions.insert(expired);
+        await sessions.insert(live);
+        expect(await sessions.deleteExpired(at(10))).toBe(1);
+        expect(await sessions.findById(expired.id)).toBeUndefined();
+        expect(await sessions.findById(live.id)).toBeDefined();
+        expect(await sessions.deleteExpired(at(10))).toBe(0);
+      });
+
       it('parallel revocations of one session: exactly one wins', async () => {
         const user = await newUser();
         const id = randomUUID();
@@ -267,9 +279,37 @@ export function storeContract(name: string, harness: () => StoreHarness): void {
         expect(await changes.latestId()).toBe(after.at(-1)?.id);
       });
 
-      it('prunes old entries', async () => {
-        await changes.deleteBefore('9999-01-01T00:00:00.000Z');
-        expect(await changes.listAfter(0)).toEqual([]);
+      it('reads in pages of the size asked for', async () => {
+        const first = await changes.listAfter(0, 2);
+        expect(first).toHaveLength(2);
+        expect((await changes.listAfter(first[1]?.id ?? 0, 1))[0]?.id).toBeGreaterThan(first[1]?.id ?? 0);
+      });
+
+      const revokeAt = async (second: number) => {
+        const user = await newUser();
+        const id = randomUUID();
+        await sessions.insert({ id, userId: user.id, createdAt: at(1), expiresAt: at(50) });
+        await sessions.revoke(id, at(second));
+        return changes.latestId();
+      };
+
+      it('prunes a prefix of the log: every entry before the first one recorded after the cutoff', async () => {
+        const kept = await revokeAt(40);
+        // Recorded later but stamped earlier (another instance's clock is behind): kept, being after `kept`.
+        const skewed = await revokeAt(35);
+        const deleted = await changes.prune(at(38));
+        expect(deleted).toBeGreaterThan(0);
+        expect((await changes.listAfter(0)).map((c) => c.id)).toEqual([kept, skewed]);
+        expect(await changes.bounds()).toEqual({ oldest: kept, latest: skewed });
+        expect(await changes.prune(at(38))).toBe(0);
+      });
+
+      it('never prunes the newest entry, so ids are never handed out again and a reader can tell a gap', async () => {
+        const newest = await revokeAt(45);
+        await changes.prune('9999-01-01T00:00:00.000Z');
+        expect((await changes.listAfter(0)).map((c) => c.id)).toEqual([newest]);
+        expect(await changes.bounds()).toEqual({ oldest: newest, latest: newest });
+        expect(await revokeAt(46)).toBeGreaterThan(newest);
       });
     });
   });

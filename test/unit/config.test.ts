@@ -12,6 +12,7 @@ describe('configuration', () => {
       logLevel: 'info',
       jwt: { ttlSeconds: 3600, issuer: 'rz-auth', audience: 'rz-api' },
       signupEnabled: true,
+      changes: { pollMs: 1000, retentionMs: 24 * 3_600_000 },
     });
     expect(config.passwords).toMatchObject({ minLength: 15, argon2: { memoryKiB: 19456, timeCost: 2, parallelism: 1 } });
     expect(Object.isFrozen(config)).toBe(true);
@@ -36,6 +37,10 @@ describe('configuration', () => {
     [{ SIGNUP_ENABLED: 'maybe' }, /SIGNUP_ENABLED/],
     [{ ARGON2_MEMORY_KIB: '8192' }, /ARGON2_MEMORY_KIB/],
     [{ ARGON2_TIME_COST: '1' }, /ARGON2_TIME_COST/],
+    [{ CHANGES_POLL_MS: '50' }, /CHANGES_POLL_MS/],
+    [{ CHANGES_POLL_MS: '60000' }, /CHANGES_POLL_MS/],
+    [{ CHANGES_POLL_MS: '1s' }, /CHANGES_POLL_MS/],
+    [{ CHANGES_RETENTION_HOURS: '0' }, /CHANGES_RETENTION_HOURS/],
   ])('refuses %o with a message naming the variable', (env, name) => {
     expect(() => loadConfig(env)).toThrow(name);
   });

@@ -1,0 +1,29 @@
+import type { ChangeStore } from '../changes/store.js';
+import { iso } from '../clock.js';
+import type { SessionStore } from '../sessions/store.js';
+import type { Sweep } from './runner.js';
+
+/** How often the server sweeps. Rows wait at most this long past their time; nothing depends on it. */
+export const MAINTENANCE_INTERVAL_MS = 10 * 60 * 1000;
+
+/**
+ * Expired sessions are kept this long before they are deleted: an instance whose clock is behind
+ * the sweeper's must not find a session missing that it still considers valid.
+ */
+export const SESSION_GRACE_MS = 60 * 60 * 1000;
+
+export const expiredSessions = (sessions: SessionStore, graceMs = SESSION_GRACE_MS): Sweep => ({
+  name: 'expired sessions',
+  run: (now) => sessions.deleteExpired(iso(now - graceMs)),
+});
+
+/**
+ * Change-log entries older than the retention window. Every running instance reads the log at
+ * least once per poll interval (seconds), so only an instance away for longer than the window can
+ * miss an entry, and it notices the gap (the oldest id left is past its cursor) and starts its
+ * caches over.
+ */
+export const oldChanges = (changes: ChangeStore, retentionMs: number): Sweep => ({
+  name: 'change log',
+  run: (now) => changes.prune(iso(now - retentionMs)),
+});
