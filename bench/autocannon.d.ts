@@ -7,8 +7,6 @@ declare module 'autocannon' {
       url: string;
       connections?: number;
       duration?: number;
-      /** Send this many requests in all, then stop (instead of a duration). */
-      amount?: number;
       pipelining?: number;
       method?: 'GET' | 'POST';
       headers?: Record<string, string>;

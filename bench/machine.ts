@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, release, totalmem, type } from 'node:os';
 import { join } from 'node:path';
-import { ROOT } from './servers.js';
+import { ROOT } from '../test/helpers/server-process.js';
 
 /** What the figures were measured on: absolute numbers only compare on the same machine. */
 export interface Machine {

@@ -1,136 +1,141 @@
-import { middleValue, type RoundResult } from './measure.js';
-import { RSS_LIMIT_MB, type Scenario, type Target } from './scenarios.js';
+import type { RecordableHistogram } from 'node:perf_hooks';
+import { createHistogram } from 'node:perf_hooks';
+import type { Pair, Measured } from './schedule.js';
+import type { Scenario, Target } from './scenarios.js';
 
-/** A target and whether this run met it. */
+/** ok, MISS, or neither: the middle half of the slices' ratios lies on both sides of the target. */
+export type Outcome = 'ok' | 'MISS' | 'within noise' | 'n/a';
+
 export interface Check {
   readonly label: string;
-  readonly met: boolean | null;
+  readonly outcome: Outcome;
 }
 
-/** One scenario over all its rounds. */
-export interface ScenarioSummary {
+/** A scenario's ratio to its baseline: the median over its slices, and the middle half of them. */
+export interface Ratio {
+  readonly baseline: string;
+  readonly median: number;
+  /** First and third quartile: how far the slices' ratios spread, i.e. the noise of this run. */
+  readonly low: number;
+  readonly high: number;
+  readonly slices: number;
+}
+
+/** One row of the table, from every slice of one scenario. */
+export interface Summary {
   readonly id: string;
   readonly title: string;
-  /** The round reported: the median by req/s (by p99 for a latency probe). */
-  readonly medianRound: number;
+  /** 2xx responses per second over all its slices. */
   readonly rps: number;
+  readonly ratio: Ratio | null;
+  /** Latency of 2xx responses over all its slices. */
   readonly p50Ms: number;
   readonly p99Ms: number;
-  /** The highest of every round. */
-  readonly peakRssMb: number | null;
+  /** CPU time over wall time, every thread, over all its slices: 1 is one core fully busy. */
   readonly serverCores: number | null;
-  readonly cpuUsPerRequest: number | null;
-  /**
-   * req/s over the ceiling's: for a bracketed scenario the median over the slices of all its rounds
-   * of a slice's req/s over the mean of the two ceiling slices around it, otherwise the median
-   * round's req/s over the median of the ceiling's own rounds. Null for the ceiling and for latency
-   * probes.
-   */
-  readonly ratio: number | null;
-  /**
-   * The ceiling's CPU time per request over this scenario's, taken the same way: the ratio if both
-   * were CPU-bound with the core to themselves, so less sensitive to other processes than `ratio`.
-   * Null with a background load.
-   */
-  readonly cpuRatio: number | null;
+  /** The highest of its slices. */
+  readonly peakRssMb: number | null;
+  /** The highest of its slices: near 1, the load generator rather than the server may set the pace. */
+  readonly loadGeneratorCores: number;
+  readonly backgroundRps: number | null;
+  readonly seconds: number;
   readonly checks: readonly Check[];
-  readonly rounds: readonly RoundResult[];
+  readonly pairs: readonly Pair[];
 }
 
-function medianOf(rounds: readonly RoundResult[], key: (r: RoundResult) => number): RoundResult {
-  const sorted = [...rounds].sort((a, b) => key(a) - key(b));
-  const middle = sorted[Math.floor((sorted.length - 1) / 2)];
-  if (!middle) throw new Error('no rounds');
-  return middle;
+/** The `q` quantile of `values` (0.5: the median), interpolating between neighbours. */
+export function quantile(values: readonly number[], q: number): number {
+  if (values.length === 0) throw new Error('no values');
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (sorted.length - 1) * q;
+  const below = sorted[Math.floor(at)] ?? 0;
+  const above = sorted[Math.ceil(at)] ?? below;
+  return below + (above - below) * (at - Math.floor(at));
 }
 
-function check(target: Target, s: Omit<ScenarioSummary, 'checks'>, cores: number): Check {
+function ratioOf(scenario: Scenario, pairs: readonly Pair[]): Ratio | null {
+  const ratios = pairs.filter((p) => p.baselineRps > 0).map((p) => p.rps / p.baselineRps);
+  if (!scenario.baseline || ratios.length === 0) return null;
+  return { baseline: scenario.baseline, median: quantile(ratios, 0.5), low: quantile(ratios, 0.25), high: quantile(ratios, 0.75), slices: ratios.length };
+}
+
+function check(target: Target, s: Omit<Summary, 'checks'>, cores: number): Check {
+  const met = (ok: boolean | null): Outcome => (ok === null ? 'n/a' : ok ? 'ok' : 'MISS');
   switch (target.kind) {
-    case 'ratio':
-      return { label: `≥ ${target.min.toFixed(2)}× ceiling`, met: s.ratio === null ? null : s.ratio >= target.min };
+    case 'ratio': {
+      const label = `≥ ${target.min.toFixed(2)}× ${s.ratio?.baseline ?? 'baseline'}`;
+      if (!s.ratio) return { label, outcome: 'n/a' };
+      const outcome = s.ratio.low >= target.min ? 'ok' : s.ratio.high < target.min ? 'MISS' : 'within noise';
+      return { label, outcome };
+    }
     case 'rps':
-      return { label: `≥ ${target.min} req/s`, met: s.rps >= target.min };
+      return { label: `≥ ${target.min} req/s`, outcome: met(s.rps >= target.min) };
     case 'p99':
-      return { label: `p99 < ${target.maxMs} ms`, met: s.p99Ms < target.maxMs };
+      return { label: `p99 < ${target.maxMs} ms`, outcome: met(s.p99Ms < target.maxMs) };
     case 'cores':
-      return {
-        label: `CPU ≥ ${Math.round(target.minShare * 100)}% of ${cores} cores`,
-        met: s.serverCores === null ? null : s.serverCores >= target.minShare * cores,
-      };
+      return { label: `CPU ≥ ${Math.round(target.minShare * 100)}% of ${cores} cores`, outcome: met(s.serverCores === null ? null : s.serverCores >= target.minShare * cores) };
+    case 'rss':
+      return { label: `RSS < ${target.maxMb} MB`, outcome: met(s.peakRssMb === null ? null : s.peakRssMb < target.maxMb) };
   }
 }
 
-/**
- * req/s and CPU ratios of a bracketed scenario: each slice of every round against the ceiling
- * slices just before and after it, then the median over all slices.
- */
-function bracketedRatios(rounds: readonly RoundResult[]): { ratio: number | null; cpuRatio: number | null } {
-  const ratios: number[] = [];
-  const cpuRatios: number[] = [];
-  for (const slice of rounds.flatMap((r) => r.slices ?? [])) {
-    if (slice.ceilingRps > 0) ratios.push(slice.rps / slice.ceilingRps);
-    if (slice.ceilingCpuUsPerRequest !== null && slice.cpuUsPerRequest) cpuRatios.push(slice.ceilingCpuUsPerRequest / slice.cpuUsPerRequest);
-  }
-  return { ratio: middleValue(ratios), cpuRatio: middleValue(cpuRatios) };
-}
+const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
+const maxOrNull = (values: readonly (number | null)[]) => (values.includes(null) || values.length === 0 ? null : Math.max(...(values as number[])));
 
-/** Reduces each scenario's rounds to the figures reported, with the ratio to the ceiling. */
-export function summarize(scenarios: readonly Scenario[], results: ReadonlyMap<string, RoundResult[]>, cores: number): ScenarioSummary[] {
-  const ceilingRounds = results.get('ceiling') ?? [];
-  const ceilingMedian = ceilingRounds.length > 0 ? medianOf(ceilingRounds, (r) => r.rps) : null;
-  const ceilingRps = ceilingMedian?.rps ?? null;
-  const ceilingUs = ceilingMedian?.cpuUsPerRequest ?? null;
+/** Reduces each scenario's slices to its row; `cores` is what the machine has, for the CPU target. */
+export function summarize(scenarios: readonly Scenario[], results: ReadonlyMap<string, Measured>, cores: number): Summary[] {
   return scenarios.flatMap((scenario) => {
-    const rounds = results.get(scenario.id) ?? [];
-    if (rounds.length === 0) return [];
-    const median = medianOf(rounds, scenario.probe ? (r) => r.p99Ms : (r) => r.rps);
-    const rss = rounds.map((r) => r.peakRssMb).filter((v): v is number => v !== null);
-    const compared = scenario.id !== 'ceiling' && !scenario.probe;
-    const ratios = scenario.bracketed
-      ? bracketedRatios(rounds)
-      : {
-          ratio: compared && ceilingRps !== null ? median.rps / ceilingRps : null,
-          cpuRatio: compared && !scenario.background && ceilingUs !== null && median.cpuUsPerRequest !== null ? ceilingUs / median.cpuUsPerRequest : null,
-        };
-    const base = {
+    const { slices = [], pairs = [] } = results.get(scenario.id) ?? {};
+    if (slices.length === 0) return [];
+    const seconds = sum(slices.map((s) => s.seconds));
+    const latency: RecordableHistogram = createHistogram();
+    for (const s of slices) latency.add(s.latencyUs);
+    const cpu = slices.map((s) => (s.serverCores === null ? null : s.serverCores * s.seconds));
+    const background = slices.flatMap((s) => (s.backgroundRps === undefined ? [] : [s.backgroundRps]));
+    const base: Omit<Summary, 'checks'> = {
       id: scenario.id,
       title: scenario.title,
-      medianRound: median.round,
-      rps: median.rps,
-      p50Ms: median.p50Ms,
-      p99Ms: median.p99Ms,
-      peakRssMb: rss.length > 0 ? Math.max(...rss) : null,
-      serverCores: median.cpu.server,
-      cpuUsPerRequest: scenario.background ? null : median.cpuUsPerRequest,
-      ...ratios,
-      rounds,
+      rps: sum(slices.map((s) => s.rps * s.seconds)) / seconds,
+      ratio: ratioOf(scenario, pairs),
+      p50Ms: latency.count === 0 ? 0 : latency.percentile(50) / 1000,
+      p99Ms: latency.count === 0 ? 0 : latency.percentile(99) / 1000,
+      serverCores: cpu.includes(null) ? null : sum(cpu as number[]) / seconds,
+      peakRssMb: maxOrNull(slices.map((s) => s.peakRssMb)),
+      loadGeneratorCores: Math.max(...slices.map((s) => s.loadGeneratorCores)),
+      backgroundRps: background.length === 0 ? null : sum(background) / background.length,
+      seconds,
+      pairs,
     };
-    const checks = scenario.targets.map((t) => check(t, base, cores));
-    if (scenario.server === 'rz-auth') checks.push({ label: `RSS < ${RSS_LIMIT_MB} MB`, met: base.peakRssMb === null ? null : base.peakRssMb < RSS_LIMIT_MB });
-    return [{ ...base, checks }];
+    return [{ ...base, checks: scenario.targets.map((t) => check(t, base, cores)) }];
   });
 }
 
+/** What makes this run's figures less trustworthy, said next to them. */
+export function warnings(scenarios: readonly Scenario[], summaries: readonly Summary[]): string[] {
+  const baselines = new Set(scenarios.flatMap((s) => (s.baseline ? [s.baseline] : [])));
+  return summaries
+    .filter((s) => baselines.has(s.id) && s.loadGeneratorCores >= 0.9)
+    .map((s) => `the load generator used ${s.loadGeneratorCores.toFixed(2)} of a core during ${s.id}: it may be the load generator's limit, which pushes the ratios to it towards 1`);
+}
+
 const fixed = (value: number | null, digits: number) => (value === null ? 'n/a' : value.toFixed(digits));
-const ratio = (value: number | null) => (value === null ? '—' : value >= 0.1 ? value.toFixed(2) : value.toPrecision(2));
+const ratioText = (value: number) => (value >= 0.1 ? value.toFixed(2) : value.toPrecision(2));
 /** Columns 1 to NUMERIC_COLUMNS hold numbers (right-aligned). */
-const NUMERIC_COLUMNS = 8;
-const mark = (met: boolean | null) => (met === null ? '?' : met ? 'ok' : 'MISS');
+const NUMERIC_COLUMNS = 7;
 
 /** The rows of the table, as text cells. */
-export function tableRows(summaries: readonly ScenarioSummary[]): string[][] {
-  const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'peak RSS MB', 'CPU cores', 'CPU µs/req', '× ceiling', '× ceiling (CPU)', 'targets (informational)'];
+export function tableRows(summaries: readonly Summary[]): string[][] {
+  const header = ['scenario', 'req/s', '× baseline', 'middle half', 'p50 ms', 'p99 ms', 'CPU cores', 'peak RSS MB', 'targets (informational)'];
   const rows = summaries.map((s) => [
     s.title,
     Math.round(s.rps).toString(),
+    s.ratio ? `${ratioText(s.ratio.median)}× ${s.ratio.baseline}` : '—',
+    s.ratio ? `${ratioText(s.ratio.low)}–${ratioText(s.ratio.high)}` : '—',
     fixed(s.p50Ms, 2),
     fixed(s.p99Ms, 2),
-    fixed(s.peakRssMb, 0),
     fixed(s.serverCores, 2),
-    s.cpuUsPerRequest === null ? '—' : s.cpuUsPerRequest.toFixed(0),
-    ratio(s.ratio),
-    ratio(s.cpuRatio),
-    s.checks.map((c) => `${c.label}: ${mark(c.met)}`).join('; '),
+    fixed(s.peakRssMb, 0),
+    s.checks.map((c) => `${c.label}: ${c.outcome}`).join('; '),
   ]);
   return [header, ...rows];
 }
@@ -144,7 +149,7 @@ export function textTable(rows: readonly string[][]): string {
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
 }
 
-/** The same table in Markdown, for the README. */
+/** The same table in Markdown. */
 export function markdownTable(rows: readonly string[][]): string {
   const [header = [], ...body] = rows;
   const align = header.map((_, i) => (i > 0 && i <= NUMERIC_COLUMNS ? '---:' : '---'));

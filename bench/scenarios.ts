@@ -1,52 +1,49 @@
-import type { CpuSet } from './cpus.js';
 import type { LoadSpec } from './load.js';
+import type { ServerName } from './servers.js';
 import type { Credentials } from './setup.js';
 
-/** A figure the issue sets for a scenario. Informational: a miss is marked, never an exit code. */
+/** A figure the issue sets for a scenario. Informational: a miss is marked, never an exit status. */
 export type Target =
+  /** req/s at least `min` times the baseline's, measured next to it. */
   | { readonly kind: 'ratio'; readonly min: number }
   | { readonly kind: 'rps'; readonly min: number }
   | { readonly kind: 'p99'; readonly maxMs: number }
-  /** rz-auth's CPU use at least this share of every core (argon2id keeping the machine busy). */
-  | { readonly kind: 'cores'; readonly minShare: number };
-
-/** Peak RSS of rz-auth under every load, in MB. */
-export const RSS_LIMIT_MB = 150;
+  /** The server's CPU use at least this share of every core (argon2id keeping the machine busy). */
+  | { readonly kind: 'cores'; readonly minShare: number }
+  | { readonly kind: 'rss'; readonly maxMb: number };
 
 export interface LoadShape {
-  /** Connections of every closed-loop hot-path load. */
+  /** Connections of every closed-loop hot-path load: enough to saturate a server. */
   readonly connections: number;
   /** Connections of a login load: enough to keep every hash slot busy and a queue waiting. */
   readonly loginConnections: number;
-  /** Connections of the GET /api/me latency probe: so few that requests hardly queue behind each other. */
+  /** Connections of the latency probe: so few that requests hardly queue behind each other. */
   readonly probeConnections: number;
 }
 
+/**
+ * One row of the table. To add one: give it a load against one of the servers in servers.ts (add
+ * the process there if it is a new one) and, when its point is a ratio, the id of the scenario it
+ * is compared with as `baseline`. The harness then measures the two in alternating slices and
+ * reports the median of each slice's ratio to the baseline slices around it (schedule.ts).
+ */
 export interface Scenario {
   readonly id: string;
   readonly title: string;
-  readonly server: 'ceiling' | 'rz-auth';
-  /** One core for the hot path, every core where argon2id runs (see cpus.ts). */
-  readonly cpus: CpuSet;
+  readonly server: ServerName;
+  /** The scenario this one is a ratio to. Without one the row has no ratio (the ceiling, a latency probe). */
+  readonly baseline?: string;
   /** The measured load. */
   readonly load: (c: Credentials, shape: LoadShape) => LoadSpec;
-  /** A load that runs during warm-up and measurement but is not what is reported. */
+  /** A load that runs around the measured one without being reported (the login flood). */
   readonly background?: (c: Credentials, shape: LoadShape) => LoadSpec;
   readonly targets: readonly Target[];
-  /**
-   * A latency probe: too few connections to saturate the server, so its p99 is the event loop's
-   * responsiveness rather than queueing, and its req/s is no capacity (no ratio to the ceiling).
-   */
-  readonly probe?: boolean;
-  /**
-   * Measured in slices alternating with slices of the ceiling, each slice compared with the mean
-   * of the two around it: on a shared machine the ceiling itself moves by a fifth within a minute,
-   * so a hot-path ratio is only as good as the ceiling next to it. Set where the ratio is the point.
-   */
-  readonly bracketed?: boolean;
 }
 
-const me = (token: string, connections: number, path = '/api/me'): LoadSpec => ({ method: 'GET', path, token, connections });
+/** Peak RSS of rz-auth under any load. */
+const RSS: Target = { kind: 'rss', maxMb: 150 };
+
+const me = (token: string, connections: number): LoadSpec => ({ method: 'GET', path: '/api/me', token, connections });
 
 const login = (c: Credentials, shape: LoadShape): LoadSpec => ({
   method: 'POST',
@@ -55,35 +52,23 @@ const login = (c: Credentials, shape: LoadShape): LoadSpec => ({
   connections: shape.loginConnections,
 });
 
-/** A hot-path `GET /api/me` of rz-auth with one kind of credential, bracketed, with its ratio target. */
 const hotMe = (id: string, title: string, token: (c: Credentials) => string, minRatio: number): Scenario => ({
   id,
   title,
   server: 'rz-auth',
-  cpus: 'hot',
+  baseline: 'ceiling',
   load: (c, s) => me(token(c), s.connections),
-  targets: [{ kind: 'ratio', min: minRatio }],
-  bracketed: true,
+  targets: [{ kind: 'ratio', min: minRatio }, RSS],
 });
 
-/** Every scenario, in the order each round runs them. The ceiling comes first. */
+/** Every scenario, in the order a run measures them; a baseline comes before what is compared with it. */
 export const SCENARIOS: readonly Scenario[] = [
   {
     id: 'ceiling',
     title: 'ceiling: bare Fastify GET /api/me',
     server: 'ceiling',
-    cpus: 'hot',
     load: (c, s) => me(c.apiToken, s.connections),
     targets: [],
-  },
-  {
-    id: 'headers-floor',
-    title: 'reference: ceiling + rz-auth response headers',
-    server: 'ceiling',
-    cpus: 'hot',
-    load: (c, s) => me(c.apiToken, s.connections, '/reference/headers/api/me'),
-    targets: [],
-    bracketed: true,
   },
   hotMe('me-api-token', 'GET /api/me, API token', (c) => c.apiToken, 0.8),
   hotMe('me-app-token', 'GET /api/me, app token', (c) => c.appToken, 0.8),
@@ -92,28 +77,48 @@ export const SCENARIOS: readonly Scenario[] = [
     id: 'tokens-create',
     title: 'POST /api/tokens',
     server: 'rz-auth',
-    cpus: 'hot',
+    baseline: 'ceiling',
     load: (c, s) => ({ method: 'POST', path: '/api/tokens', token: c.jwt, body: { name: 'bench' }, connections: s.connections }),
-    targets: [{ kind: 'rps', min: 2000 }],
+    targets: [{ kind: 'rps', min: 2000 }, RSS],
   },
-  { id: 'login', title: 'POST /api/auth/login (argon2id)', server: 'rz-auth', cpus: 'all', load: login, targets: [{ kind: 'cores', minShare: 0.85 }] },
+  {
+    id: 'login',
+    title: 'POST /api/auth/login (argon2id)',
+    server: 'rz-auth',
+    baseline: 'ceiling',
+    load: login,
+    targets: [{ kind: 'cores', minShare: 0.85 }, RSS],
+  },
   {
     id: 'me-during-login-flood',
     title: 'GET /api/me, API token, during a login flood',
     server: 'rz-auth',
-    cpus: 'all',
+    baseline: 'ceiling',
     load: (c, s) => me(c.apiToken, s.connections),
     background: login,
-    targets: [{ kind: 'p99', maxMs: 25 }],
+    targets: [{ kind: 'p99', maxMs: 25 }, RSS],
   },
   {
+    // No baseline: its req/s is bounded by its few connections, not by rz-auth.
     id: 'me-probe-during-login-flood',
     title: 'GET /api/me, API token, latency probe, during a login flood',
     server: 'rz-auth',
-    cpus: 'all',
     load: (c, s) => me(c.apiToken, s.probeConnections),
     background: login,
-    targets: [{ kind: 'p99', maxMs: 25 }],
-    probe: true,
+    targets: [{ kind: 'p99', maxMs: 25 }, RSS],
   },
 ];
+
+/** The scenarios `only` names (all when null) and, through their baselines, what they are compared with, in run order. */
+export function selectScenarios(only: readonly string[] | null, all: readonly Scenario[] = SCENARIOS): Scenario[] {
+  const wanted = new Set<string>();
+  const add = (id: string): void => {
+    if (wanted.has(id)) return;
+    const scenario = all.find((s) => s.id === id);
+    if (!scenario) throw new Error(`unknown scenario ${id}`);
+    wanted.add(id);
+    if (scenario.baseline) add(scenario.baseline);
+  };
+  for (const id of only ?? all.map((s) => s.id)) add(id);
+  return all.filter((s) => wanted.has(s.id));
+}

@@ -6,8 +6,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
- * rz-auth as a real OS process (`node dist/cli.js ...`), for end-to-end tests that
- * need what inject() cannot give: a real socket, a second process on the same database, SIGKILL.
+ * rz-auth as a real OS process (`node dist/cli.js ...`), for end-to-end tests that need what
+ * inject() cannot give (a real socket, a second process on the same database, SIGKILL), and for
+ * the benchmark (bench/), which starts its servers and sets up its credentials through these too.
  */
 
 /** The repository root: the child runs from here, as `npm start` does. */
@@ -31,16 +32,20 @@ const newestFile = (dir: string): number =>
       .map((entry) => statSync(join(entry.parentPath, entry.name)).mtimeMs),
   );
 
+const CLI = join(ROOT, 'dist', 'cli.js');
+
+/** False when dist/cli.js is missing or older than src/: running it would exercise stale code. */
+export function builtIsCurrent(): boolean {
+  return existsSync(CLI) && newestFile(join(ROOT, 'dist')) >= newestFile(join(ROOT, 'src')) - 1000;
+}
+
 /**
  * The built CLI (`dist/cli.js`, what `npm start` and the bin run). `npm test` builds first
  * (pretest); a build older than the sources would test stale code, so that refuses to run.
  */
 export function builtCli(): string {
-  const cli = join(ROOT, 'dist', 'cli.js');
-  if (!existsSync(cli) || newestFile(join(ROOT, 'dist')) < newestFile(join(ROOT, 'src')) - 1000) {
-    throw new Error('dist/ is older than src/: run `npm run build` (npm test does it first)');
-  }
-  return cli;
+  if (!builtIsCurrent()) throw new Error('dist/ is older than src/: run `npm run build` (npm test does it first)');
+  return CLI;
 }
 
 function spawnCli(args: readonly string[], env: Record<string, string>): ChildProcess {
@@ -62,7 +67,7 @@ export async function freePort(): Promise<number> {
 export interface ServerProcess {
   readonly url: string;
   readonly child: ChildProcess;
-  /** Everything the process wrote to stdout and stderr so far. */
+  /** Everything the process wrote to stdout (unless discarded) and stderr so far. */
   output(): string;
   /** Resolves with the exit code (null when killed by a signal) once the process has exited. */
   readonly exited: Promise<number | null>;
@@ -70,13 +75,24 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+export interface SpawnOptions {
+  /** True once the process serves `url`; default: GET /healthz answers 200. */
+  readonly ready?: (url: string) => Promise<boolean>;
+  readonly readyTimeoutMs?: number;
+  /** Drops stdout instead of keeping it: a benchmark's request log would grow without bound. */
+  readonly discardStdout?: boolean;
+}
+
+const healthz = async (url: string) => (await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) })).status === 200;
+
 /**
- * Starts `rz-auth serve` on a free loopback port with the given environment (at least
- * DATABASE_URL) and resolves once it answers GET /healthz.
+ * Starts `node <args>` from the repository root with {@link childEnv}(env) and PORT set to a free
+ * loopback port, and resolves once `options.ready` answers true.
  */
-export async function spawnServer(env: Record<string, string>, readyTimeoutMs = 20_000): Promise<ServerProcess> {
+export async function spawnNode(args: readonly string[], env: Record<string, string>, options: SpawnOptions = {}): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawnCli(['serve'], { ...env, PORT: String(port) });
+  const stdio = ['ignore', options.discardStdout ? 'ignore' : 'pipe', 'pipe'] as const;
+  const child = spawn(process.execPath, [...args], { cwd: ROOT, env: childEnv({ ...env, PORT: String(port) }), stdio: [...stdio] });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
@@ -92,7 +108,7 @@ export async function spawnServer(env: Record<string, string>, readyTimeoutMs = 
     },
   };
   try {
-    await waitReady(server, readyTimeoutMs);
+    await waitReady(server, options.ready ?? healthz, options.readyTimeoutMs ?? 20_000);
   } catch (error) {
     await server.stop('SIGKILL');
     throw error;
@@ -100,15 +116,22 @@ export async function spawnServer(env: Record<string, string>, readyTimeoutMs = 
   return server;
 }
 
-/** Polls the liveness probe (bounded; not rate-limited) until the server answers 200, or fails with its output. */
-export async function waitReady(server: ServerProcess, timeoutMs: number): Promise<void> {
+/**
+ * Starts `rz-auth serve` on a free loopback port with the given environment (at least
+ * DATABASE_URL) and resolves once it answers GET /healthz.
+ */
+export function spawnServer(env: Record<string, string>, readyTimeoutMs = 20_000): Promise<ServerProcess> {
+  return spawnNode([builtCli(), 'serve'], env, { readyTimeoutMs });
+}
+
+/** Polls `ready` until it answers true, or fails with the process's output. */
+async function waitReady(server: ServerProcess, ready: (url: string) => Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let exited = false;
   void server.exited.then(() => (exited = true));
   while (Date.now() < deadline && !exited) {
     try {
-      const res = await fetch(`${server.url}/healthz`, { signal: AbortSignal.timeout(1000) });
-      if (res.status === 200) return;
+      if (await ready(server.url)) return;
     } catch {
       // Not listening yet.
     }
