@@ -46,7 +46,10 @@ export function loggerOptions(level: LogLevel, stream: DestinationStream): Fasti
  * {@link FLUSH_INTERVAL_MS} of lines, never data.
  */
 export function createLogDestination(): DestinationStream & { flush(cb: (error?: Error) => void): void } {
-  return pino.destination({ dest: 1, sync: false, minLength: BATCH_BYTES, maxLength: MAX_BUFFERED_BYTES, periodicFlush: FLUSH_INTERVAL_MS });
+  const sonic = pino.destination({ dest: 1, sync: false, contentMode: 'buffer', minLength: BATCH_BYTES, maxLength: MAX_BUFFERED_BYTES, periodicFlush: FLUSH_INTERVAL_MS });
+  // Each line handed on as bytes (sonic-boom's buffer mode, whose types still say string): Node's
+  // asynchronous write of a batch joined as a string costs several times a write of its bytes.
+  return { write: (line: string) => sonic.write(Buffer.from(line) as unknown as string), flush: (cb) => sonic.flush(cb) };
 }
 
 /** Waits until every line logged so far is written. */

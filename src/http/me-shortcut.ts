@@ -59,12 +59,23 @@ export function meShortcut(deps: ShortcutDeps, fastify: RequestHandler): Request
   };
 }
 
+/** The headers every answer carries, as the name, value list that writeHead takes as it is. */
+const SECURITY_HEADER_LIST = Object.entries(SECURITY_HEADERS).flat();
+
+const answers = new WeakMap<Principal, { body: string; length: string }>();
+
 function respond(deps: ShortcutDeps, req: IncomingMessage, res: ServerResponse, principal: Principal, decision: Decision | null, start: number): void {
   const id = requestId();
-  const body = serializeMe(meBody(principal));
-  // Object.assign, not spread: spreading this many keys builds a dictionary-mode object, slowly.
-  const headers = Object.assign({}, SECURITY_HEADERS, { 'x-request-id': id, 'content-type': 'application/json; charset=utf-8' }, rateLimitHeaders(decision && [decision]));
-  res.writeHead(200, Object.assign(headers, { 'content-length': Buffer.byteLength(body) }));
+  let answer = answers.get(principal);
+  if (!answer) {
+    const body = serializeMe(meBody(principal));
+    answer = { body, length: String(Buffer.byteLength(body)) };
+    answers.set(principal, answer);
+  }
+  const { body } = answer;
+  const headers = [...SECURITY_HEADER_LIST, 'x-request-id', id, 'content-type', 'application/json; charset=utf-8', 'content-length', answer.length];
+  for (const [name, value] of Object.entries(rateLimitHeaders(decision && [decision]))) headers.push(name, value);
+  res.writeHead(200, headers);
   res.end(body);
   logRequest(deps.log, { id, method: 'GET', url: '/api/me', status: 200, ms: performance.now() - start, remote: deps.clientAddress(req), principal });
 }
