@@ -34,8 +34,11 @@ interface Counted {
 export class BoundedMemoryLimiter extends RateLimiterMemory {
   /** Every key counted in a window that has not ended, in the order their windows began. */
   private readonly counted = new Map<string, Counted>();
-  /** Keys by level; a key's count only grows, so it may have outgrown its level since (see evict). */
-  private readonly levels: Array<Set<string> | undefined> = [];
+  /**
+   * Keys by level; a key's count only grows, so it may have outgrown its level since (see evict).
+   * A Map, not an array: a level can be as high as the quota, which may be a billion.
+   */
+  private readonly levels = new Map<number, Set<string>>();
 
   constructor(
     options: CounterOptions,
@@ -84,33 +87,45 @@ export class BoundedMemoryLimiter extends RateLimiterMemory {
    * paid for by the counting that moved it).
    */
   private evict(): void {
-    for (const filed of this.levels) {
-      if (!filed) continue;
-      for (const key of filed) {
-        const entry = this.counted.get(key);
-        filed.delete(key);
-        if (!entry) continue;
-        if (this.levelOf(entry) > entry.level) {
-          this.file(key, entry);
-          continue;
+    for (;;) {
+      let refiled = false;
+      for (const level of [...this.levels.keys()].sort((a, b) => a - b)) {
+        for (const key of this.levels.get(level) ?? []) {
+          const entry = this.counted.get(key);
+          this.unfile(key, level);
+          if (!entry) continue;
+          if (this.levelOf(entry) > entry.level) {
+            this.file(key, entry);
+            refiled = true;
+            continue;
+          }
+          this.counted.delete(key);
+          void this.delete(key);
+          return;
         }
-        this.counted.delete(key);
-        void this.delete(key);
-        return;
       }
+      // Every key scanned had outgrown its level and was filed again, perhaps at a level the scan
+      // had not listed: scan again, at the levels where they are now.
+      if (!refiled) return;
     }
   }
 
   private drop(key: string, entry: Counted): void {
     this.counted.delete(key);
-    this.levels[entry.level]?.delete(key);
+    this.unfile(key, entry.level);
   }
 
   private file(key: string, entry: Counted): void {
     entry.level = this.levelOf(entry);
-    let filed = this.levels[entry.level];
-    if (!filed) this.levels[entry.level] = filed = new Set();
+    let filed = this.levels.get(entry.level);
+    if (!filed) this.levels.set(entry.level, (filed = new Set()));
     filed.add(key);
+  }
+
+  private unfile(key: string, level: number): void {
+    const filed = this.levels.get(level);
+    filed?.delete(key);
+    if (filed?.size === 0) this.levels.delete(level);
   }
 
   /** Counts past the quota are all alike: the key is spent for the rest of its window. */

@@ -27,6 +27,15 @@ describe('in-process store: a cap on keys per policy', () => {
     for (let i = 0; i < n; i++) await limiter.consume('address', `${tag}-${i}`);
   };
 
+  it('a quota of a billion and a key counted far past the others: eviction files it at its count and keeps it', async () => {
+    const limiter = make(1_000_000_000);
+    // One key counted well past the others, so the first eviction files it again at its count.
+    for (let i = 0; i < 50; i++) await limiter.consume('address', 'busy');
+    await flood(limiter, 3 * CAP);
+    expect(limiter.storedKeys('address')).toBe(CAP);
+    expect((await limiter.consume('address', 'busy'))?.remaining).toBe(1_000_000_000 - 51);
+  });
+
   it('holds at most the cap, however many keys arrive', async () => {
     const limiter = make();
     await flood(limiter, 10 * CAP);
