@@ -8,8 +8,8 @@ import { freshPostgresDatabase, postgresAvailable, REDIS_URL, redisAvailable, un
 
 /**
  * Real processes on one PostgreSQL and one Redis, with the announcement of a change broken for
- * real: every instance still refuses a revoked token within the poll interval (README, "Known
- * limit"), because the change is in the database's log, which every instance reads that often.
+ * real: every instance still refuses a revoked token within the poll interval (docs/deployment.md, "The bound
+ * on a lost announcement"), because the change is in the database's log, which every instance reads that often.
  */
 const POLL_MS = 1000;
 /** The bound is one poll interval and a query; the rest is slack for a busy two-core machine. */
