@@ -21,6 +21,7 @@ import { checkReadiness } from './health/service.js';
 import { keyRoutes } from './keys/routes.js';
 import { requestId } from './lib/ids.js';
 import { meRoutes } from './me/routes.js';
+import { scopeRoutes } from './scopes/routes.js';
 import type { Services } from './services.js';
 import { tokenRoutes } from './tokens/routes.js';
 import { VERSION } from './version.js';
@@ -79,8 +80,9 @@ export async function createApp(services: Services, options: AppOptions = {}): P
 
   authRoutes(app, services.accounts);
   meRoutes(app);
-  tokenRoutes(app, services.tokens);
-  appRoutes(app, services.apps);
+  tokenRoutes(app, services.tokens, services.scopes);
+  appRoutes(app, services.apps, services.scopes);
+  scopeRoutes(app, services.scopes);
   keyRoutes(app, services.keys);
   healthRoutes(app, () => checkReadiness(services.database, services.redis));
   await registerDocs(app);

@@ -18,6 +18,7 @@ import { KeyStore } from './keys/store.js';
 import { Periodic } from './lib/periodic.js';
 import { Maintenance } from './maintenance/runner.js';
 import { expiredSessions, MAINTENANCE_INTERVAL_MS, oldChanges } from './maintenance/sweeps.js';
+import { ScopeCatalogue } from './scopes/catalogue.js';
 import { SessionStore } from './sessions/store.js';
 import { TokenService } from './tokens/service.js';
 import { TokenStore } from './tokens/store.js';
@@ -36,6 +37,8 @@ export interface Services {
   readonly accounts: AccountService;
   readonly tokens: TokenService;
   readonly apps: AppService;
+  /** Every scope a token can carry: the built-in ones and the platform's (SCOPES_FILE). */
+  readonly scopes: ScopeCatalogue;
   readonly keys: KeyRing;
   readonly authenticator: Authenticator;
   readonly feed: ChangeFeed;
@@ -93,6 +96,7 @@ interface Infrastructure {
 
 async function wire(config: Config, { database, redis, clock, onError, requireFeed }: Infrastructure): Promise<Services> {
   const { db } = database;
+  const scopes = new ScopeCatalogue(config.scopes);
   const tokenStore = new TokenStore(db);
   const sessionStore = new SessionStore(db);
   const userStore = new UserStore(db);
@@ -149,8 +153,9 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
       clock,
       signupEnabled: config.signupEnabled,
     }),
-    tokens: new TokenService(tokenStore, usage, feed, clock),
-    apps: new AppService(new AppStore(db), feed, clock),
+    tokens: new TokenService(tokenStore, usage, feed, clock, scopes),
+    apps: new AppService(new AppStore(db), feed, clock, scopes),
+    scopes,
     keys,
     authenticator,
     feed,

@@ -2,16 +2,31 @@ import { Type } from 'typebox';
 import { principalOf } from '../api/route.js';
 import { IdParams, responses, Timestamp, Uuid } from '../api/schemas.js';
 import { type Http, security } from '../api/route.js';
-import type { AppService, IssuedAppToken } from './service.js';
+import type { ScopeCatalogue } from '../scopes/catalogue.js';
+import { requestedScopes } from '../scopes/routes.js';
+import type { AppService, AppTokenInput, IssuedAppToken } from './service.js';
 import type { App } from './store.js';
 
-const RegisterAppBody = Type.Object(
-  {
-    name: Type.String({ maxLength: 1000, description: '1 to 100 characters after trimming.', examples: ['Space Invaders'] }),
-    description: Type.Optional(Type.String({ maxLength: 4000, description: 'Up to 1000 characters.', examples: ['A retro shooter.'] })),
+const APP_TOKEN_SCOPES = 'Scopes of the platform that app tokens may carry. Omitted means none: the token can call GET /api/me and read its own app.';
+
+const registerAppBody = (catalogue: ScopeCatalogue) =>
+  Type.Object(
+    {
+      name: Type.String({ maxLength: 1000, description: '1 to 100 characters after trimming.', examples: ['Space Invaders'] }),
+      description: Type.Optional(Type.String({ maxLength: 4000, description: 'Up to 1000 characters.', examples: ['A retro shooter.'] })),
+      scopes: Type.Optional(requestedScopes(catalogue, 'app_token', `The first app token's scopes. ${APP_TOKEN_SCOPES}`)),
+    },
+    { additionalProperties: false },
+  );
+
+/** The optional body of POST /api/apps/{id}/tokens: validated when one is sent, none needed. */
+const issueTokenBody = (catalogue: ScopeCatalogue) => ({
+  content: {
+    'application/json': {
+      schema: Type.Object({ scopes: Type.Optional(requestedScopes(catalogue, 'app_token', APP_TOKEN_SCOPES)) }, { additionalProperties: false }),
+    },
   },
-  { additionalProperties: false },
-);
+});
 
 const AppRecord = Type.Object(
   { id: Uuid, name: Type.String(), description: Type.String(), created_at: Timestamp },
@@ -34,7 +49,8 @@ const record = (a: App) => ({ id: a.id, name: a.name, description: a.description
 const issued = (t: IssuedAppToken) => ({ token: t.value, token_id: t.tokenId, created_at: t.createdAt });
 
 /** Apps and their tokens. */
-export function appRoutes(app: Http, apps: AppService): void {
+export function appRoutes(app: Http, apps: AppService, catalogue: ScopeCatalogue): void {
+  const RegisterAppBody = registerAppBody(catalogue);
   app.post('/api/apps', {
     config: { auth: { api: 'apps:write' } },
     schema: {
@@ -97,8 +113,22 @@ export function appRoutes(app: Http, apps: AppService): void {
       description: 'For rotation: issue a new token, deploy it, then revoke the old one with DELETE /api/tokens/{token_id}.',
       security: [security.user, security.api('apps:write')],
       params: IdParams,
-      response: responses({ 201: IssuedToken }, 'unauthorized', 'invalid_token', 'insufficient_scope', 'not_found'),
+      body: issueTokenBody(catalogue),
+      response: responses(
+        { 201: IssuedToken },
+        'validation_failed',
+        'unauthorized',
+        'invalid_token',
+        'insufficient_scope',
+        'not_found',
+        'unsupported_media_type',
+        'payload_too_large',
+      ),
     },
-    handler: async (request, reply) => reply.code(201).send(issued(await apps.issueToken(principalOf(request).user.id, request.params.id))),
+    handler: async (request, reply) => {
+      // Validated against the schema above whenever a body was sent; without one there are no scopes.
+      const input = (request.body ?? {}) as AppTokenInput;
+      return reply.code(201).send(issued(await apps.issueToken(principalOf(request).user.id, request.params.id, input)));
+    },
   });
 }

@@ -7,7 +7,7 @@ export interface Principal {
   readonly user: { readonly id: string; readonly username: string; readonly email: string };
   /** The session id for a user token, the token id otherwise. */
   readonly credentialId: string;
-  /** `["*"]` for a user token; the catalogue scopes of an API token; none for an app token. */
+  /** `["*"]` for a user token; the catalogue scopes chosen for an API or app token. */
   readonly scopes: readonly string[];
   /** Milliseconds since the epoch, or null for a token that does not expire. */
   readonly expiresAt: number | null;

@@ -14,7 +14,7 @@ const MeResponse = Type.Object(
       {
         type: Type.Union([Type.Literal('user'), Type.Literal('api_token'), Type.Literal('app_token')]),
         token_id: Type.String({ description: 'The session id for a user token, otherwise the token id.' }),
-        scopes: Type.Array(Type.String(), { description: '`["*"]` for a user token; the chosen scopes of an API token; none for an app token.' }),
+        scopes: Type.Array(Type.String(), { description: '`["*"]` for a user token; the scopes chosen for an API or app token, built-in and platform ones (GET /api/scopes).' }),
         expires_at: NullableTimestamp,
       },
       { additionalProperties: false },

@@ -23,6 +23,7 @@ const OPERATIONS: Array<[string, string, boolean]> = [
   ['get', '/api/apps/{id}', true],
   ['delete', '/api/apps/{id}', true],
   ['post', '/api/apps/{id}/tokens', true],
+  ['get', '/api/scopes', false],
   ['get', '/.well-known/jwks.json', false],
   ['get', '/healthz', false],
   ['get', '/readyz', false],
