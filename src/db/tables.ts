@@ -67,6 +67,8 @@ export interface ChangesTable {
   kind: 'token' | 'session' | 'app' | 'user' | 'keys';
   ref: string;
   created_at: string;
+  /** JSON `{ type, data }`: the change as an event of GET /api/events; null for changes that are none. */
+  event: string | null;
 }
 
 export interface Tables {

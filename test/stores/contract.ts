@@ -279,6 +279,43 @@ export function storeContract(name: string, harness: () => StoreHarness): void {
         expect(await changes.latestId()).toBe(after.at(-1)?.id);
       });
 
+      it('records with each change what it means to the platform\'s services, in the same transaction', async () => {
+        const user = await newUser();
+        const api = newToken(user.id);
+        await tokens.insert(api);
+        const app = { id: randomUUID(), userId: user.id, name: 'a', description: '', createdAt: at(1) };
+        const appToken = newToken(user.id, { kind: 'app', appId: app.id, scopes: [] });
+        await apps.insertWithToken(app, appToken);
+        const session = randomUUID();
+        await sessions.insert({ id: session, userId: user.id, createdAt: at(1), expiresAt: at(50) });
+        const before = await changes.latestId();
+
+        await tokens.revoke(api.id, user.id, at(2));
+        await tokens.revoke(appToken.id, user.id, at(2));
+        await sessions.revoke(session, at(2));
+        await apps.delete(app.id, user.id, at(2));
+        await keys.rotate({ kid: randomUUID(), alg: 'EdDSA', publicJwk: '{}', privateJwk: '{}', createdAt: at(2), retiredAt: null });
+        await users.delete(user.id, at(2));
+        expect((await changes.listAfter(before)).map((c) => c.event)).toEqual([
+          { type: 'token.revoked', data: { token_id: api.id, token_type: 'api_token', user_id: user.id } },
+          { type: 'token.revoked', data: { token_id: appToken.id, token_type: 'app_token', user_id: user.id, app_id: app.id } },
+          { type: 'session.revoked', data: { session_id: session, user_id: user.id } },
+          { type: 'app.deleted', data: { app_id: app.id, user_id: user.id } },
+          { type: 'keys.changed', data: {} },
+          { type: 'user.deleted', data: { user_id: user.id } },
+        ]);
+      });
+
+      it('reads a change recorded without an event, or with one it does not know, as having none', async () => {
+        const before = await changes.latestId();
+        await database.db.insertInto('changes').values({ kind: 'token', ref: 'old', created_at: at(3), event: null }).execute();
+        await database.db.insertInto('changes').values({ kind: 'token', ref: 'odd', created_at: at(3), event: '{"type":"token.stolen","data":{}}' }).execute();
+        expect((await changes.listAfter(before)).map((c) => [c.ref, c.event])).toEqual([
+          ['old', null],
+          ['odd', null],
+        ]);
+      });
+
       it('reads in pages of the size asked for', async () => {
         const first = await changes.listAfter(0, 2);
         expect(first).toHaveLength(2);

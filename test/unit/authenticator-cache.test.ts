@@ -46,7 +46,7 @@ describe('the opaque-token cache under eviction', () => {
     for (const { id } of created) {
       expect((await json(t, 'DELETE', `/api/tokens/${id}`, undefined, user.jwt)).statusCode).toBe(204);
       // What the change feed delivers to every authenticator of the process.
-      authenticator.forget({ id: 0, kind: 'token', ref: id });
+      authenticator.forget({ id: 0, kind: 'token', ref: id, event: null });
     }
     // The two cached last first: a stale entry would still answer for them.
     for (const { token } of created.reverse()) {
