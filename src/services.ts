@@ -3,6 +3,7 @@ import { AppService } from './apps/service.js';
 import { AppStore } from './apps/store.js';
 import { Authenticator } from './auth/authenticator.js';
 import { UserTokens } from './auth/jwt.js';
+import { Introspector } from './auth/introspection.js';
 import { AccountService } from './auth/service.js';
 import { ChangeFeed } from './changes/feed.js';
 import { type ChangeSource, postgresSource, redisSource, sqliteSource } from './changes/sources.js';
@@ -19,6 +20,8 @@ import { Periodic } from './lib/periodic.js';
 import { Maintenance } from './maintenance/runner.js';
 import { expiredSessions, MAINTENANCE_INTERVAL_MS, oldChanges } from './maintenance/sweeps.js';
 import { ScopeCatalogue } from './scopes/catalogue.js';
+import { ServiceCredentials } from './services/service.js';
+import { ServiceCredentialStore } from './services/store.js';
 import { SessionStore } from './sessions/store.js';
 import { TokenService } from './tokens/service.js';
 import { TokenStore } from './tokens/store.js';
@@ -39,8 +42,12 @@ export interface Services {
   readonly apps: AppService;
   /** Every scope a token can carry: the built-in ones and the platform's (SCOPES_FILE). */
   readonly scopes: ScopeCatalogue;
+  /** The platform services' credentials (`rzs_`), managed with the CLI. */
+  readonly serviceCredentials: ServiceCredentials;
   readonly keys: KeyRing;
   readonly authenticator: Authenticator;
+  /** RFC 7662 answers for the platform's services, from {@link authenticator}. */
+  readonly introspector: Introspector;
   readonly feed: ChangeFeed;
   /** Periodic clean-ups: the server starts them, {@link close} stops them. */
   readonly maintenance: Maintenance;
@@ -121,7 +128,8 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   usage.start();
 
   const users = new UserService(userStore, hasher, feed, clock, { minLength: passwords.minLength, blocklist: loadBlocklist() });
-  const authenticator = new Authenticator({ tokens: tokenStore, sessions: sessionStore, users: userStore, userTokens, usage, clock });
+  const serviceStore = new ServiceCredentialStore(db);
+  const authenticator = new Authenticator({ tokens: tokenStore, services: serviceStore, sessions: sessionStore, users: userStore, userTokens, usage, clock });
   feed.subscribe(async (change) => {
     try {
       // New keys first, then drop cached verifications, so nothing is re-cached under the old keys.
@@ -156,8 +164,10 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     tokens: new TokenService(tokenStore, usage, feed, clock, scopes),
     apps: new AppService(new AppStore(db), feed, clock, scopes),
     scopes,
+    serviceCredentials: new ServiceCredentials(serviceStore, feed, clock),
     keys,
     authenticator,
+    introspector: new Introspector(authenticator, config.jwt.issuer),
     feed,
     maintenance,
     rateLimiter: new RateLimiter(config.rateLimits, redis, config.redisPrefix),

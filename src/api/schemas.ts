@@ -75,6 +75,12 @@ export function responses<S extends Record<number, object>>(success: S, ...codes
   return out as S;
 }
 
+/** Any failure an operation does not list (500 internal, 503 unavailable): a problem body all the same. */
+export const DEFAULT_PROBLEM = {
+  description: 'Problem: any other failure, e.g. internal or unavailable (with Retry-After).',
+  content: { 'application/problem+json': { schema: ProblemRef } },
+} as const;
+
 export const UserSummary = Type.Object(
   {
     id: Uuid,

@@ -15,7 +15,9 @@ Every request carries \`Authorization: Bearer <token>\` with one of:
 | API token | \`rz_\` + 43 base62 + 6 base62 checksum | POST /api/tokens | until revoked or \`expires_at\` |
 | App token | \`rza_\` + 43 base62 + 6 base62 checksum | POST /api/apps, POST /api/apps/{id}/tokens | until revoked or the app is deleted |
 
-API token scopes:
+A platform service checks these with a service credential (\`rzs_\`): \`POST /api/introspect\` and \`GET /api/events\`.
+
+API token scopes built into rz-auth (\`GET /api/scopes\` lists them with the platform's own):
 
 ${Object.entries(SCOPE_DESCRIPTIONS).map(([s, d]) => `- \`${s}\`: ${d}`).join('\n')}
 
@@ -33,6 +35,12 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
           userToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A user token from login or signup.' },
           apiToken: { type: 'http', scheme: 'bearer', bearerFormat: 'rz_', description: 'An API token; the scope it needs is listed per operation.' },
           appToken: { type: 'http', scheme: 'bearer', bearerFormat: 'rza_', description: 'An app token; it acts on its own app only.' },
+          serviceToken: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'rzs_',
+            description: 'A platform service\'s credential (rz-auth services create): introspection and the event stream only.',
+          },
         },
       },
       tags: [
@@ -41,6 +49,8 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
         { name: 'tokens', description: 'API tokens' },
         { name: 'apps', description: 'Apps and app tokens' },
         { name: 'keys', description: 'Public signing keys' },
+        { name: 'scopes', description: 'The scopes tokens can carry: built-in and the platform\'s' },
+        { name: 'platform services', description: 'For the platform\'s services, with a service credential: introspection and the event stream' },
         { name: 'operations', description: 'Health and readiness probes' },
       ],
     },

@@ -48,6 +48,7 @@ export function meShortcut(deps: ShortcutDeps, fastify: RequestHandler): Request
         return fastify(req, res);
       }
       authorize(result, ME_AUTH);
+      if (result.type === 'service') return fastify(req, res);
       principal = result;
     } catch {
       return fastify(req, res);

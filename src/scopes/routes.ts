@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { responses } from '../api/schemas.js';
+import { DEFAULT_PROBLEM, responses } from '../api/schemas.js';
 import type { Http } from '../api/route.js';
 import type { ScopeCatalogue } from './catalogue.js';
 import { MAX_DESCRIPTION_LENGTH, MAX_PLATFORM_SCOPES, SCOPE_NAME, type ScopeTokenType } from './file.js';
@@ -48,7 +48,10 @@ export function scopeRoutes(app: Http, catalogue: ScopeCatalogue): void {
       description:
         'No authentication. The built-in scopes grant rz-auth\'s own routes to API tokens; the platform\'s scopes (SCOPES_FILE) are checked by the platform\'s services. `token_types` says which tokens may be given each scope.',
       security: [],
-      response: responses({ 200: Type.Object({ scopes: Type.Array(ScopeEntry, { maxItems: MAX_SCOPES }) }, { additionalProperties: false }) }),
+      response: {
+        ...responses({ 200: Type.Object({ scopes: Type.Array(ScopeEntry, { maxItems: MAX_SCOPES }) }, { additionalProperties: false }) }),
+        default: DEFAULT_PROBLEM,
+      },
     },
     handler: async (_request, reply) => {
       // Changes only with a restart: caches may keep it a minute, as they keep the JWKS.

@@ -6,6 +6,7 @@ import type { Database } from '../../src/db/database.js';
 import { isUniqueViolation } from '../../src/db/dialect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { KeyStore } from '../../src/keys/store.js';
+import { ServiceCredentialStore } from '../../src/services/store.js';
 import { SessionStore } from '../../src/sessions/store.js';
 import { TokenStore, type NewToken } from '../../src/tokens/store.js';
 import { UserStore } from '../../src/users/store.js';
@@ -31,6 +32,7 @@ export function storeContract(name: string, harness: () => StoreHarness): void {
     let apps: AppStore;
     let keys: KeyStore;
     let changes: ChangeStore;
+    let services: ServiceCredentialStore;
 
     beforeAll(async () => {
       h = harness();
@@ -43,6 +45,7 @@ export function storeContract(name: string, harness: () => StoreHarness): void {
       apps = new AppStore(db);
       keys = new KeyStore(db);
       changes = new ChangeStore(db);
+      services = new ServiceCredentialStore(db);
     });
     afterAll(async () => {
       await database.close();
@@ -244,6 +247,41 @@ export function storeContract(name: string, harness: () => StoreHarness): void {
         expect(await tokens.findByDigest(first.digest)).toBeUndefined();
         const left = await database.db.selectFrom('tokens').select('id').where('app_id', '=', app.id).execute();
         expect(left).toEqual([]);
+      });
+    });
+
+    describe('service credentials', () => {
+      const credential = (name: string) => ({ id: randomUUID(), name, hint: 'rzs_abcd', createdAt: at(1), digest: randomUUID() });
+
+      it('finds by digest only, lists the active ones oldest first, never a digest', async () => {
+        const first = credential('first');
+        const second = { ...credential('second'), createdAt: at(2) };
+        await services.insert(second);
+        await services.insert(first);
+        expect(await services.findByDigest(first.digest)).toEqual({ id: first.id, name: 'first', hint: 'rzs_abcd', createdAt: at(1), revokedAt: null });
+        expect(await services.findByDigest('nope')).toBeUndefined();
+        const ids: string[] = [first.id, second.id];
+        const listed = (await services.listActive()).filter((c) => ids.includes(c.id));
+        expect(listed.map((c) => c.name)).toEqual(['first', 'second']);
+        expect(JSON.stringify(listed)).not.toContain(first.digest);
+      });
+
+      it('refuses a duplicate digest', async () => {
+        const one = credential('one');
+        await services.insert(one);
+        await expect(services.insert({ ...credential('two'), digest: one.digest })).rejects.toSatisfy(isUniqueViolation);
+      });
+
+      it('revokes once and records a change that is no event of the stream', async () => {
+        const one = credential('revoked');
+        await services.insert(one);
+        const before = await changes.latestId();
+        expect(await services.revoke(one.id, at(3))).toBe(true);
+        expect(await services.revoke(one.id, at(4))).toBe(false);
+        expect(await services.revoke(randomUUID(), at(4))).toBe(false);
+        expect((await services.findByDigest(one.digest))?.revokedAt).toBe(at(3));
+        expect((await services.listActive()).map((c) => c.id)).not.toContain(one.id);
+        expect((await changes.listAfter(before)).map((c) => [c.kind, c.ref, c.event])).toEqual([['service', one.id, null]]);
       });
     });
 
