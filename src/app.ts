@@ -8,6 +8,7 @@ import { clientAddressOf } from './http/client-address.js';
 import { clientErrorHandler } from './http/client-errors.js';
 import { registerDocs, registerOpenApi } from './http/docs.js';
 import { registerFormBodyParser } from './http/form-body.js';
+import { eventRoutes } from './events/routes.js';
 import { registerGuard } from './http/guard.js';
 import { collectRoutes, registerMethodNotAllowed, registerNotFound } from './http/hardening.js';
 import { registerRequestLifecycle } from './http/lifecycle.js';
@@ -90,6 +91,7 @@ export async function createApp(services: Services, options: AppOptions = {}): P
     registerFormBodyParser(forms);
     introspectionRoutes(forms, services.introspector);
   });
+  eventRoutes(app, services.events);
   keyRoutes(app, services.keys);
   healthRoutes(app, () => checkReadiness(services.database, services.redis));
   await registerDocs(app);

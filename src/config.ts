@@ -53,6 +53,8 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** The platform's own scopes, from `SCOPES_FILE`; none when it is unset. */
   readonly scopes: readonly PlatformScope[];
+  /** GET /api/events: the heartbeat's interval, and how many streams one service credential may hold open here. */
+  readonly events: { readonly heartbeatMs: number; readonly maxStreamsPerCredential: number };
 }
 
 /** Thrown for an invalid environment; the message names the variable. */
@@ -219,6 +221,11 @@ export function loadConfig(env: Env): Config {
     workers: parseWorkers(raw(env, 'WORKERS'), 'WORKERS'),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     scopes: parseScopes(env),
+    events: {
+      // The contract promises a comment line at least every 15 s.
+      heartbeatMs: int(env, 'EVENTS_HEARTBEAT_MS', 15_000, 1000, 15_000),
+      maxStreamsPerCredential: int(env, 'EVENTS_STREAMS_PER_CREDENTIAL', 100, 1, 10_000),
+    },
   };
   return deepFreeze(config);
 }

@@ -12,6 +12,7 @@ import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { type Database, openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import { EventHub } from './events/hub.js';
 import { KeyRing } from './keys/service.js';
 import { RateLimiter } from './ratelimit/limiter.js';
 import { connectRedis, redisReady } from './ratelimit/redis.js';
@@ -49,6 +50,8 @@ export interface Services {
   /** RFC 7662 answers for the platform's services, from {@link authenticator}. */
   readonly introspector: Introspector;
   readonly feed: ChangeFeed;
+  /** The event streams of the platform's services (GET /api/events), fed by {@link feed}. */
+  readonly events: EventHub;
   /** Periodic clean-ups: the server starts them, {@link close} stops them. */
   readonly maintenance: Maintenance;
   readonly rateLimiter: RateLimiter;
@@ -139,6 +142,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
       authenticator.forget(change);
     }
   });
+  const events = new EventHub(feed, changeStore, config.events);
   const maintenance = new Maintenance(
     [expiredSessions(sessionStore), oldChanges(changeStore, config.changes.retentionMs)],
     clock,
@@ -169,10 +173,12 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     authenticator,
     introspector: new Introspector(authenticator, config.jwt.issuer),
     feed,
+    events,
     maintenance,
     rateLimiter: new RateLimiter(config.rateLimits, redis, config.redisPrefix),
     redis,
     async close() {
+      events.stop();
       await maintenance.stop();
       await polling.stop();
       await usage.stop();

@@ -25,6 +25,7 @@ const OPERATIONS: Array<[string, string, boolean]> = [
   ['post', '/api/apps/{id}/tokens', true],
   ['get', '/api/scopes', false],
   ['post', '/api/introspect', true],
+  ['get', '/api/events', true],
   ['get', '/.well-known/jwks.json', false],
   ['get', '/healthz', false],
   ['get', '/readyz', false],

@@ -60,6 +60,7 @@ describe('service credentials and the service routes', () => {
 
   it.each([
     ['POST', '/api/introspect'],
+    ['GET', '/api/events'],
   ] as const)('every other token type on %s %s is 403 naming the service scope', async (method, url) => {
     const everything = await createApiToken(t, user.jwt, { scopes: ['apps:read', 'apps:write', 'tokens:read', 'games:publish', 'catalogue:admin:read'] });
     const app = await registerApp(t, user.jwt, { scopes: ['scores:write', 'games:publish'] });
