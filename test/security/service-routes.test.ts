@@ -1,6 +1,6 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateToken } from '../../src/tokens/format.js';
+import { generateToken, tokenDigest } from '../../src/tokens/format.js';
 import { type TestApp, startTestApp, tempDir } from '../helpers/app.js';
 import { bearer, createApiToken, expectInsufficientScope, flip, json, login, registerApp, signup, type TestUser } from '../helpers/api.js';
 import { TestClock } from '../helpers/clock.js';
@@ -68,6 +68,19 @@ describe('service credentials and the service routes', () => {
       const res = await t.inject({ method, url, headers: bearer(token), ...(method === 'POST' ? { payload: { token: everything.token } } : {}) });
       expectInsufficientScope(res, 'service');
     }
+  });
+
+  it('a service credential is stored only as a digest, and no log line holds it or a token it introspected', async () => {
+    const created = await createService(t, 'digest check');
+    const { token } = await createApiToken(t, user.jwt);
+    expect((await introspect(t, created.token, token)).statusCode).toBe(200);
+    const dump = JSON.stringify(await t.services.database.db.selectFrom('service_credentials').selectAll().execute());
+    expect(dump).not.toContain(created.token);
+    expect(dump).toContain(tokenDigest(created.token));
+    const logs = (await t.settledLogs()).join('');
+    expect(logs).toContain('"auth":"service"');
+    expect(logs).not.toContain(created.token);
+    expect(logs).not.toContain(token);
   });
 
   describe('introspection is no oracle', () => {
