@@ -60,10 +60,10 @@ export interface AuthenticatorDeps {
 
 /**
  * Turns a bearer token into its {@link Caller}: a user's principal, or a platform service. Every
- * route and introspection authenticate through the one instance of the process. Verified JWTs, sessions and token lookups are cached
- * in process; every change that could make a cached answer wrong (revocation, logout, deletion, key
- * rotation) reaches {@link forget} before the next request is authenticated, locally at once and
- * from other processes through the change feed.
+ * route, and introspection, authenticates through the process's one instance. Verified JWTs,
+ * sessions and token lookups are cached in process; every change that could make a cached answer
+ * wrong (revocation, logout, deletion, key rotation) reaches {@link forget} before the next request
+ * is authenticated, locally at once and from other processes through the change feed.
  */
 export class Authenticator {
   /** Verified JWTs by {@link jwtKey}; read them through {@link verifiedJwt}. */
