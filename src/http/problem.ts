@@ -1,12 +1,9 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isStoreUnavailable } from '../db/dialect.js';
 import { applySecurityHeaders } from './headers.js';
-import { type FieldError, PROBLEM_LIMITS, PROBLEMS, type ProblemCode, ProblemError } from '../errors.js';
+import { type FieldError, PROBLEM_LIMITS, PROBLEMS, type ProblemCode, ProblemError, problemType } from '../errors.js';
 import { redactSecrets } from '../lib/redact.js';
 import { clip } from '../lib/text.js';
-
-/** The docs page that explains a problem code, e.g. `/problems/invalid-token`. */
-export const problemType = (code: ProblemCode): string => `/problems/${code.replaceAll('_', '-')}`;
 
 const FASTIFY_CODES: Readonly<Record<string, ProblemCode>> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
