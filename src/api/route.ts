@@ -26,6 +26,8 @@ export type RouteRateLimit = 'address' | 'login' | 'signup';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
+    /** Set by operation() (api/operation.ts), through which every documented route is declared. */
+    operationId?: string;
     auth?: RouteAuth;
     rateLimit?: RouteRateLimit;
   }
@@ -39,10 +41,3 @@ export function principalOf(request: FastifyRequest): Principal {
   if (!request.principal) throw new Error(`route ${request.routeOptions.url ?? ''} has no auth config`);
   return request.principal;
 }
-
-/** OpenAPI security requirements, named after the schemes in the document. */
-export const security = {
-  user: { userToken: [] as string[] },
-  api: (scope?: string) => ({ apiToken: scope ? [scope] : [] }),
-  app: { appToken: [] as string[] },
-};

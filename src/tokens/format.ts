@@ -11,7 +11,8 @@ const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
 const BODY_LENGTH = 43;
 /** 62^6 > 2^32, so six characters hold any CRC32. */
 const CHECKSUM_LENGTH = 6;
-const SHAPE: Readonly<Record<TokenKind, RegExp>> = {
+/** A token's shape, checked before its checksum; the API document states the same patterns. */
+export const TOKEN_SHAPE: Readonly<Record<TokenKind, RegExp>> = {
   api: /^rz_[0-9A-Za-z]{49}$/,
   app: /^rza_[0-9A-Za-z]{49}$/,
 };
@@ -54,7 +55,7 @@ export function generateToken(kind: TokenKind): string {
  * not tokens never reach storage.
  */
 export function tokenKind(value: string): TokenKind | null {
-  const kind: TokenKind | null = SHAPE.api.test(value) ? 'api' : SHAPE.app.test(value) ? 'app' : null;
+  const kind: TokenKind | null = TOKEN_SHAPE.api.test(value) ? 'api' : TOKEN_SHAPE.app.test(value) ? 'app' : null;
   if (kind === null) return null;
   const split = value.length - CHECKSUM_LENGTH;
   return checksum(value.slice(0, split)) === value.slice(split) ? kind : null;

@@ -2,6 +2,10 @@
 export const SCOPES = ['apps:read', 'apps:write', 'tokens:read'] as const;
 export type Scope = (typeof SCOPES)[number];
 
+/** What a scope name looks like (contract §7), unanchored: `apps:read`, `games:publish`. */
+export const SCOPE_NAME = '[a-z][a-z0-9_-]{0,31}(:[a-z][a-z0-9_-]{0,31}){1,2}';
+export const MAX_SCOPE_NAME_LENGTH = 98;
+
 /** What each scope grants, for the OpenAPI document and the Developers page. */
 export const SCOPE_DESCRIPTIONS: Readonly<Record<Scope, string>> = {
   'apps:read': 'List and read your apps (GET /api/apps, GET /api/apps/{id}).',
