@@ -17,7 +17,7 @@ import { meShortcut } from './http/me-shortcut.js';
 import { registerProblemHandler, sendProblem, toProblem } from './http/problem.js';
 import { RequestLimits, registerRateLimits } from './http/rate-limit.js';
 import { notFound } from './errors.js';
-import { Problem } from './api/schemas.js';
+import { MAX_PARAM_LENGTH, Problem } from './api/schemas.js';
 import { healthRoutes } from './health/routes.js';
 import { checkReadiness } from './health/service.js';
 import { eventRoutes } from './events/routes.js';
@@ -56,7 +56,7 @@ export async function createApp(services: Services, options: AppOptions = {}): P
     requestTimeout: 10_000,
     return503OnClosing: true,
     // Long or badly encoded path segments are malformed ids: our 404, not Fastify's 414/400 bodies.
-    routerOptions: { maxParamLength: 8192 },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     clientErrorHandler,
     frameworkErrors: (error, request, reply) => sendProblem(request, reply, error.code === 'FST_ERR_BAD_URL' ? notFound() : toProblem(error)),
     ajv: {

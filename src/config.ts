@@ -1,7 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
-import { POLICIES, POLICY_NAMES, type Quota, type RateLimitConfig } from './ratelimit/policies.js';
+import { MAX_QUOTA, MAX_WINDOW_SECONDS, POLICIES, POLICY_NAMES, type Quota, type RateLimitConfig } from './ratelimit/policies.js';
 import { MAX_FILE_BYTES, parseScopesFile, type PlatformScope, ScopesFileError } from './scopes/file.js';
 
 /** Levels accepted by pino, plus `silent`. */
@@ -100,8 +100,8 @@ function parseQuota(env: Env, name: string, fallback: string): Quota | null {
   const match = /^(\d+)\s*\/\s*(\d+)$/.exec(value);
   const quota = Number(match?.[1]);
   const windowSeconds = Number(match?.[2]);
-  if (!match || quota < 1 || windowSeconds < 1 || windowSeconds > 86_400 || quota > 1_000_000_000) {
-    throw new ConfigError(`${name} must be <requests>/<seconds> (e.g. 100/60, window up to 86400) or off, got "${value}"`);
+  if (!match || quota < 1 || windowSeconds < 1 || windowSeconds > MAX_WINDOW_SECONDS || quota > MAX_QUOTA) {
+    throw new ConfigError(`${name} must be <requests>/<seconds> (e.g. 100/60, window up to ${MAX_WINDOW_SECONDS}) or off, got "${value}"`);
   }
   return { quota, windowSeconds };
 }

@@ -105,6 +105,16 @@ export const PROBLEMS = {
 
 export type ProblemCode = keyof typeof PROBLEMS;
 
+/** The docs page that explains a problem code, e.g. `/problems/invalid-token`: a problem's `type`. */
+export const problemType = (code: ProblemCode): string => `/problems/${code.replaceAll('_', '-')}`;
+
+/**
+ * The most a problem body holds, in code points and items. Field names and some details quote the
+ * client's own text, and a validator reports every bad item of an array: unbounded, a 16 KiB body
+ * could be answered with a megabyte. The Problem schema of the API document states the same limits.
+ */
+export const PROBLEM_LIMITS = { errors: 20, text: 200, detail: 500 } as const;
+
 /** One bad field of a `validation_failed` problem. */
 export interface FieldError {
   readonly field: string;

@@ -28,6 +28,8 @@ export type RouteRateLimit = 'address' | 'login' | 'signup';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
+    /** Set by operation() (api/operation.ts), through which every documented route is declared. */
+    operationId?: string;
     auth?: RouteAuth;
     rateLimit?: RouteRateLimit;
   }
@@ -49,11 +51,3 @@ export function serviceOf(request: FastifyRequest): ServicePrincipal {
   if (caller?.type !== 'service') throw new Error(`route ${request.routeOptions.url ?? ''} has no service auth config`);
   return caller;
 }
-
-/** OpenAPI security requirements, named after the schemes in the document. */
-export const security = {
-  user: { userToken: [] as string[] },
-  api: (scope?: string) => ({ apiToken: scope ? [scope] : [] }),
-  app: { appToken: [] as string[] },
-  service: { serviceToken: [] as string[] },
-};

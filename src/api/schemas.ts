@@ -1,36 +1,58 @@
 import { Type } from 'typebox';
-import { PROBLEMS, type ProblemCode } from '../errors.js';
+import { PROBLEM_LIMITS, PROBLEMS, type ProblemCode } from '../errors.js';
+import { MAX_SCOPE_NAME_LENGTH, MAX_TOKEN_SCOPES, SCOPE_NAME } from '../tokens/scopes.js';
+import { USERNAME } from '../users/service.js';
 
 /*
  * Shared schemas. Each feeds validation, response serialization (which keeps anything not listed
- * off the wire), the OpenAPI document and, through Static<>, the TypeScript types.
+ * off the wire), the OpenAPI document and, through Static<>, the TypeScript types. Every string
+ * and array states its bound, so the document says what the service enforces.
  */
 
-export const Uuid = Type.String({ format: 'uuid', examples: ['0b6f3c1e-2a4d-4c8e-9f10-5a7b3d2e1c90'] });
+export const Uuid = Type.String({ format: 'uuid', maxLength: 36, examples: ['0b6f3c1e-2a4d-4c8e-9f10-5a7b3d2e1c90'] });
+
+/** What toISOString() writes: 24 characters, or 27 for a year past 9999. */
 export const Timestamp = Type.String({
   format: 'date-time',
+  maxLength: 27,
   description: 'ISO 8601 in UTC with a Z suffix.',
   examples: ['2026-11-21T09:30:00.000Z'],
 });
 export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
 
-export const FieldErrorSchema = Type.Object(
-  { field: Type.String(), message: Type.String() },
+/** A token or app name as stored: trimmed, 1 to 100 characters. */
+export const Label = Type.String({ minLength: 1, maxLength: 100 });
+
+/** A scope's name: rz-auth's own or the platform's (SCOPES_FILE). */
+export const ScopeName = Type.String({ pattern: `^${SCOPE_NAME}$`, maxLength: MAX_SCOPE_NAME_LENGTH, examples: ['apps:read'] });
+
+/** A token's scopes as responses show them, built-in and platform ones. */
+export const ScopeNames = Type.Array(ScopeName, {
+  uniqueItems: true,
+  maxItems: MAX_TOKEN_SCOPES,
+});
+
+const FieldErrorSchema = Type.Object(
+  {
+    field: Type.String({ maxLength: PROBLEM_LIMITS.text, description: 'The bad field (`name`, `scopes.1`), or `body` for the whole body.', examples: ['name'] }),
+    message: Type.String({ maxLength: PROBLEM_LIMITS.text, examples: ['must not be empty'] }),
+  },
   { additionalProperties: false },
 );
 
+const CODES = Object.keys(PROBLEMS) as ProblemCode[];
+
 export const Problem = Type.Object(
   {
-    type: Type.String({ description: 'A page of these docs that explains the problem.', examples: ['/problems/invalid-token'] }),
-    title: Type.String(),
-    status: Type.Integer(),
-    code: Type.Union(
-      Object.keys(PROBLEMS).map((code) => Type.Literal(code)),
-      { description: 'Stable, machine-readable error code.' },
+    type: Type.String({ format: 'uri-reference', maxLength: 64, description: 'A page of these docs that explains the problem.', examples: ['/problems/invalid-token'] }),
+    title: Type.Enum([...new Set(CODES.map((code) => PROBLEMS[code].title))], { description: 'The title of the problem type.' }),
+    status: Type.Integer({ format: 'int32', minimum: 400, maximum: 599, examples: [401] }),
+    code: Type.Enum(CODES, { description: 'Stable, machine-readable error code.' }),
+    detail: Type.String({ maxLength: PROBLEM_LIMITS.detail }),
+    request_id: Type.String({ format: 'uuid', maxLength: 36, description: 'Also sent as the X-Request-Id header; quote it when reporting a problem.' }),
+    errors: Type.Optional(
+      Type.Array(FieldErrorSchema, { maxItems: PROBLEM_LIMITS.errors, description: 'Each bad field (validation_failed only), at most the first 20.' }),
     ),
-    detail: Type.String(),
-    request_id: Type.String(),
-    errors: Type.Optional(Type.Array(FieldErrorSchema, { description: 'Each bad field (validation_failed only).' })),
   },
   {
     $id: 'Problem',
@@ -42,52 +64,23 @@ export const Problem = Type.Object(
 
 export const ProblemRef = Type.Ref('Problem');
 
-/** Headers on every response of a rate-limited operation (draft-ietf-httpapi-ratelimit-headers). */
-const RATE_LIMIT_HEADERS = {
-  'RateLimit-Policy': {
-    type: 'string',
-    description: 'One item per limit that applies: `"<policy>";q=<quota>;w=<window in seconds>`.',
-    examples: ['"credential";q=1200;w=60'],
-  },
-  RateLimit: {
-    type: 'string',
-    description: 'One item per limit that applies: `"<policy>";r=<remaining>;t=<seconds until the window resets>`.',
-    examples: ['"credential";r=1187;t=42'],
-  },
-} as const;
-
-const RETRY_AFTER = { 'Retry-After': { type: 'string', description: 'Seconds to wait before retrying.' } } as const;
-
-/**
- * The responses of a rate-limited operation: its success schemas and the problems it can return
- * (always including 429), each documented with the RateLimit headers.
- */
-export function responses<S extends Record<number, object>>(success: S, ...codes: ProblemCode[]): S {
-  const out: Record<number, unknown> = {};
-  for (const [status, schema] of Object.entries(success)) out[Number(status)] = { ...schema, headers: RATE_LIMIT_HEADERS };
-  for (const code of [...codes, 'rate_limited' as const]) {
-    const { status } = PROBLEMS[code];
-    const existing = out[status] as { description: string } | undefined;
-    const description = existing ? `${existing.description}; ${code}` : `Problem: ${code}`;
-    const headers = code === 'rate_limited' ? { ...RATE_LIMIT_HEADERS, ...RETRY_AFTER } : RATE_LIMIT_HEADERS;
-    out[status] = { description, headers, content: { 'application/problem+json': { schema: ProblemRef } } };
-  }
-  return out as S;
-}
-
-/** Any failure an operation does not list (500 internal, 503 unavailable): a problem body all the same. */
-export const DEFAULT_PROBLEM = {
-  description: 'Problem: any other failure, e.g. internal or unavailable (with Retry-After).',
-  content: { 'application/problem+json': { schema: ProblemRef } },
-} as const;
-
 export const UserSummary = Type.Object(
   {
     id: Uuid,
-    username: Type.String({ examples: ['ada'] }),
-    email: Type.String({ format: 'email', examples: ['ada@example.com'] }),
+    username: Type.String({ pattern: USERNAME.source, maxLength: 39, examples: ['ada'] }),
+    email: Type.String({ format: 'email', maxLength: 254, examples: ['ada@example.com'] }),
   },
   { additionalProperties: false },
 );
 
-export const IdParams = Type.Object({ id: Type.String({ description: 'A UUID. Anything else is 404.' }) });
+/** The router answers 404 for a longer path segment, before any handler runs. */
+export const MAX_PARAM_LENGTH = 8192;
+
+/**
+ * An id in a path. Not checked here: a malformed id is answered like an unknown one (404), by the
+ * service, so the only bound is the router's.
+ */
+export const IdParams = Type.Object(
+  { id: Type.String({ maxLength: MAX_PARAM_LENGTH, description: 'A UUID. Anything else is 404.', examples: ['0b6f3c1e-2a4d-4c8e-9f10-5a7b3d2e1c90'] }) },
+  { additionalProperties: false },
+);

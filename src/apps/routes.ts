@@ -1,9 +1,10 @@
 import { Type } from 'typebox';
-import { principalOf } from '../api/route.js';
-import { IdParams, responses, Timestamp, Uuid } from '../api/schemas.js';
-import { type Http, security } from '../api/route.js';
+import { operation } from '../api/operation.js';
+import { type Http, principalOf } from '../api/route.js';
+import { IdParams, Label, Timestamp, Uuid } from '../api/schemas.js';
 import type { ScopeCatalogue } from '../scopes/catalogue.js';
 import { requestedScopes } from '../scopes/routes.js';
+import { TOKEN_SHAPE } from '../tokens/format.js';
 import type { AppService, AppTokenInput, IssuedAppToken } from './service.js';
 import type { App } from './store.js';
 
@@ -19,27 +20,22 @@ const registerAppBody = (catalogue: ScopeCatalogue) =>
     { additionalProperties: false },
   );
 
-/** The optional body of POST /api/apps/{id}/tokens: validated when one is sent, none needed. */
-const issueTokenBody = (catalogue: ScopeCatalogue) => ({
-  content: {
-    'application/json': {
-      schema: Type.Object({ scopes: Type.Optional(requestedScopes(catalogue, 'app_token', APP_TOKEN_SCOPES)) }, { additionalProperties: false }),
-    },
-  },
-});
+/** The body of POST /api/apps/{id}/tokens, which may be omitted. */
+const issueTokenBody = (catalogue: ScopeCatalogue) =>
+  Type.Object({ scopes: Type.Optional(requestedScopes(catalogue, 'app_token', APP_TOKEN_SCOPES)) }, { additionalProperties: false });
 
-const AppRecord = Type.Object(
-  { id: Uuid, name: Type.String(), description: Type.String(), created_at: Timestamp },
-  { additionalProperties: false },
-);
+const Description = Type.String({ maxLength: 1000, examples: ['A retro shooter.'] });
+
+const AppRecord = Type.Object({ id: Uuid, name: Label, description: Description, created_at: Timestamp }, { additionalProperties: false });
 
 const AppTokenValue = Type.String({
-  description: 'The app token value. Shown only in this response: store it now.',
-  examples: ['rza_<43 random base62><6 base62 checksum>'],
+  pattern: TOKEN_SHAPE.app.source,
+  maxLength: 53,
+  description: 'The app token value: `rza_` + 43 random base62 + 6 base62 checksum. Shown only in this response: store it now.',
 });
 
 const RegisteredApp = Type.Object(
-  { id: Uuid, name: Type.String(), description: Type.String(), created_at: Timestamp, token: AppTokenValue, token_id: Uuid },
+  { id: Uuid, name: Label, description: Description, created_at: Timestamp, token: AppTokenValue, token_id: Uuid },
   { additionalProperties: false },
 );
 
@@ -52,14 +48,15 @@ const issued = (t: IssuedAppToken) => ({ token: t.value, token_id: t.tokenId, cr
 export function appRoutes(app: Http, apps: AppService, catalogue: ScopeCatalogue): void {
   const RegisterAppBody = registerAppBody(catalogue);
   app.post('/api/apps', {
-    config: { auth: { api: 'apps:write' } },
-    schema: {
+    ...operation({
+      operationId: 'registerApp',
       tags: ['apps'],
       summary: 'Register an app; the response carries its first app token',
-      security: [security.user, security.api('apps:write')],
+      description: 'The app token value is in this response only. Issue more with POST /api/apps/{id}/tokens.',
+      auth: { api: 'apps:write' },
       body: RegisterAppBody,
-      response: responses({ 201: RegisteredApp }, 'validation_failed', 'unauthorized', 'invalid_token', 'insufficient_scope', 'unsupported_media_type', 'payload_too_large'),
-    },
+      success: { 201: { description: 'Registered: the app and its first app token.', schema: RegisteredApp } },
+    }),
     handler: async (request, reply) => {
       const { app: created, token } = await apps.register(principalOf(request).user.id, request.body);
       return reply.code(201).send({ ...record(created), token: token.value, token_id: token.tokenId });
@@ -67,38 +64,40 @@ export function appRoutes(app: Http, apps: AppService, catalogue: ScopeCatalogue
   });
 
   app.get('/api/apps', {
-    config: { auth: { api: 'apps:read' } },
-    schema: {
+    ...operation({
+      operationId: 'listApps',
       tags: ['apps'],
       summary: 'List your apps, newest first',
-      security: [security.user, security.api('apps:read')],
-      response: responses({ 200: Type.Object({ apps: Type.Array(AppRecord) }, { additionalProperties: false }) }, 'unauthorized', 'invalid_token', 'insufficient_scope'),
-    },
+      description: 'Never returns a token value.',
+      auth: { api: 'apps:read' },
+      success: { 200: { description: 'Your apps.', schema: Type.Object({ apps: Type.Array(AppRecord) }, { additionalProperties: false }) } },
+    }),
     handler: async (request) => ({ apps: (await apps.list(principalOf(request).user.id)).map(record) }),
   });
 
   app.get('/api/apps/:id', {
-    config: { auth: { api: 'apps:read', app: true } },
-    schema: {
+    ...operation({
+      operationId: 'getApp',
       tags: ['apps'],
       summary: 'Read one of your apps',
-      description: 'An app token may read only its own app (403 for any other id).',
-      security: [security.user, security.api('apps:read'), security.app],
+      description: "An app token may read only its own app (403 for any other id). Someone else's app is 404, like one that does not exist.",
+      auth: { api: 'apps:read', app: true },
       params: IdParams,
-      response: responses({ 200: AppRecord }, 'unauthorized', 'invalid_token', 'insufficient_scope', 'not_found'),
-    },
+      success: { 200: { description: 'The app.', schema: AppRecord } },
+    }),
     handler: async (request) => record(await apps.get(principalOf(request), request.params.id)),
   });
 
   app.delete('/api/apps/:id', {
-    config: { auth: { api: 'apps:write' } },
-    schema: {
+    ...operation({
+      operationId: 'deleteApp',
       tags: ['apps'],
       summary: 'Delete an app and revoke every one of its tokens',
-      security: [security.user, security.api('apps:write')],
+      description: 'Its tokens stop working on the next request, on every instance.',
+      auth: { api: 'apps:write' },
       params: IdParams,
-      response: responses({ 204: Type.Null({ description: 'Deleted.' }) }, 'unauthorized', 'invalid_token', 'insufficient_scope', 'not_found'),
-    },
+      success: { 204: { description: 'Deleted.' } },
+    }),
     handler: async (request, reply) => {
       await apps.delete(principalOf(request).user.id, request.params.id);
       return reply.code(204).send(null);
@@ -106,28 +105,20 @@ export function appRoutes(app: Http, apps: AppService, catalogue: ScopeCatalogue
   });
 
   app.post('/api/apps/:id/tokens', {
-    config: { auth: { api: 'apps:write' } },
-    schema: {
+    ...operation({
+      operationId: 'issueAppToken',
       tags: ['apps'],
       summary: 'Issue an additional app token',
       description: 'For rotation: issue a new token, deploy it, then revoke the old one with DELETE /api/tokens/{token_id}.',
-      security: [security.user, security.api('apps:write')],
+      auth: { api: 'apps:write' },
       params: IdParams,
       body: issueTokenBody(catalogue),
-      response: responses(
-        { 201: IssuedToken },
-        'validation_failed',
-        'unauthorized',
-        'invalid_token',
-        'insufficient_scope',
-        'not_found',
-        'unsupported_media_type',
-        'payload_too_large',
-      ),
-    },
+      optionalBody: true,
+      success: { 201: { description: 'Issued: the new token and its value.', schema: IssuedToken } },
+    }),
     handler: async (request, reply) => {
-      // Validated against the schema above whenever a body was sent; without one there are no scopes.
-      const input = (request.body ?? {}) as AppTokenInput;
+      // Validated against the body schema whenever a body was sent; without one there are no scopes.
+      const input: AppTokenInput = request.body ?? {};
       return reply.code(201).send(issued(await apps.issueToken(principalOf(request).user.id, request.params.id, input)));
     },
   });

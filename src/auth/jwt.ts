@@ -26,8 +26,8 @@ export interface JwtSettings {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** Compact JWS only: three base64url segments, header starting `eyJ`. Anything else never reaches a parser. */
-const COMPACT_JWS = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
-const MAX_JWT_LENGTH = 2048;
+export const COMPACT_JWS = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+export const MAX_JWT_LENGTH = 2048;
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 /**
  * By a segment's length mod 4, the bits of its last character that encode no byte (RFC 4648,

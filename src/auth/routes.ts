@@ -1,10 +1,15 @@
 import { Type } from 'typebox';
-import { principalOf } from '../api/route.js';
-import { responses, UserSummary } from '../api/schemas.js';
-import { type Http, security } from '../api/route.js';
+import { operation } from '../api/operation.js';
+import { type Http, principalOf } from '../api/route.js';
+import { UserSummary } from '../api/schemas.js';
+import { COMPACT_JWS, MAX_JWT_LENGTH } from './jwt.js';
 import type { AccountService, SessionGrant } from './service.js';
 
-const Email = Type.String({ maxLength: 320, examples: ['ada@example.com'] });
+/*
+ * Email, username and password are checked by the account service (it also serves the CLI), which
+ * reports every bad field at once in its own words; the schema bounds what it is handed.
+ */
+const Email = Type.String({ maxLength: 320, description: 'Trimmed and lower-cased; at most 254 characters after that.', examples: ['ada@example.com'] });
 const Password = Type.String({ maxLength: 4096, examples: ['correct horse battery staple'] });
 
 const SignupBody = Type.Object(
@@ -23,7 +28,12 @@ const LoginBody = Type.Object({ email: Email, password: Password }, { additional
 
 const SessionResponse = Type.Object(
   {
-    token: Type.String({ description: 'A user token (JWT, EdDSA). Send it as `Authorization: Bearer <token>`.', examples: ['eyJhbGciOiJFZERTQSIs...'] }),
+    token: Type.String({
+      pattern: COMPACT_JWS.source,
+      maxLength: MAX_JWT_LENGTH,
+      description: 'A user token (JWT, EdDSA). Send it as `Authorization: Bearer <token>`.',
+      examples: ['eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiIuLi4ifQ.c2lnbmF0dXJl'],
+    }),
     user: UserSummary,
   },
   { additionalProperties: false },
@@ -37,14 +47,17 @@ const toResponse = (grant: SessionGrant) => ({
 /** Signup, login and logout. */
 export function authRoutes(app: Http, accounts: AccountService): void {
   app.post('/api/auth/signup', {
-    config: { rateLimit: 'signup' },
-    schema: {
+    ...operation({
+      operationId: 'signUp',
       tags: ['auth'],
       summary: 'Create an account and log in',
-      description: 'Email is trimmed and lower-cased. Closed when SIGNUP_ENABLED=false (then 403).',
+      description: 'Creates an account and answers like login. Email is trimmed and lower-cased. Closed when SIGNUP_ENABLED=false (then 403 `forbidden`).',
+      auth: 'public',
+      rateLimit: 'signup',
       body: SignupBody,
-      response: responses({ 201: SessionResponse }, 'validation_failed', 'forbidden', 'conflict', 'unsupported_media_type', 'payload_too_large'),
-    },
+      success: { 201: { description: 'Signed up: a user token and the new account.', schema: SessionResponse } },
+      problems: ['forbidden', 'conflict'],
+    }),
     handler: async (request, reply) => {
       const grant = await accounts.signup(request.body);
       return reply.code(201).send(toResponse(grant));
@@ -52,25 +65,29 @@ export function authRoutes(app: Http, accounts: AccountService): void {
   });
 
   app.post('/api/auth/login', {
-    config: { rateLimit: 'login' },
-    schema: {
+    ...operation({
+      operationId: 'logIn',
       tags: ['auth'],
       summary: 'Log in with email and password',
-      description: 'Any failure is 401 invalid_credentials with the same body, whether or not the account exists.',
+      description: 'Any failure is 401 `invalid_credentials` with the same body, whether or not the account exists.',
+      auth: 'public',
+      rateLimit: 'login',
       body: LoginBody,
-      response: responses({ 200: SessionResponse }, 'validation_failed', 'invalid_credentials', 'unsupported_media_type', 'payload_too_large'),
-    },
+      success: { 200: { description: 'Logged in: a user token and the account.', schema: SessionResponse } },
+      problems: ['invalid_credentials'],
+    }),
     handler: async (request) => toResponse(await accounts.login(request.body.email, request.body.password)),
   });
 
   app.post('/api/auth/logout', {
-    config: { auth: {} },
-    schema: {
+    ...operation({
+      operationId: 'logOut',
       tags: ['auth'],
       summary: 'Log out: revoke the session behind this user token',
-      security: [security.user],
-      response: responses({ 204: Type.Null({ description: 'Logged out.' }) }, 'unauthorized', 'invalid_token', 'insufficient_scope'),
-    },
+      description: 'The user token stops working on the next request, on every instance. API and app tokens cannot log out (403).',
+      auth: {},
+      success: { 204: { description: 'Logged out.' } },
+    }),
     handler: async (request, reply) => {
       await accounts.logout(principalOf(request));
       return reply.code(204).send(null);

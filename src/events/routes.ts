@@ -1,6 +1,7 @@
+import type { Readable } from 'node:stream';
 import { Type } from 'typebox';
-import { type Http, security, serviceOf } from '../api/route.js';
-import { DEFAULT_PROBLEM, responses } from '../api/schemas.js';
+import { operation } from '../api/operation.js';
+import { type Http, serviceOf } from '../api/route.js';
 import type { EventHub } from './hub.js';
 
 const EventHeaders = Type.Object({
@@ -36,33 +37,29 @@ export function eventRoutes(app: Http, hub: EventHub): void {
   });
 
   app.get('/api/events', {
-    // A HEAD request would open a stream that sends nothing: 405.
-    exposeHeadRoute: false,
-    config: { auth: { service: true } },
-    schema: {
+    ...operation({
       operationId: 'streamEvents',
-      tags: ['platform services'],
+      tags: ['platform'],
       summary: 'Stream revocations and other changes (server-sent events)',
       description: DESCRIPTION,
-      security: [security.service],
+      auth: { service: true },
       headers: EventHeaders,
-      produces: ['text/event-stream'],
-      response: {
-        ...responses(
-          {
-            200: {
-              description: 'The event stream, until the client or the instance closes it.',
-              content: { 'text/event-stream': { schema: Type.String({ maxLength: 1_000_000_000, examples: ['id: 42\nevent: token.revoked\ndata: {"token_id":"…","token_type":"api_token","user_id":"…"}\n\n'] }) } },
-            },
-          },
-          'validation_failed',
-          'unauthorized',
-          'invalid_token',
-          'insufficient_scope',
-        ),
-        default: DEFAULT_PROBLEM,
+      success: {
+        200: {
+          description: 'The event stream, until the client or the instance closes it.',
+          mediaType: 'text/event-stream',
+          // A stream as the handler sends it, a string as the document describes it.
+          schema: Type.Unsafe<Readable>({
+            type: 'string',
+            maxLength: 1_000_000_000,
+            description: 'Messages of `id:`, `event:` and `data:` lines, each ended by a blank line, and comment lines (`:`).',
+            examples: ['id: 42\nevent: session.revoked\ndata: {"session_id":"0b6f3c1e-2a4d-4c8e-9f10-5a7b3d2e1c90","user_id":"5f0c6a9e-3b1d-4f7a-8e2c-9d4b1a7c3e60"}\n\n'],
+          }),
+        },
       },
-    },
+    }),
+    // A HEAD request would open a stream that sends nothing: 405.
+    exposeHeadRoute: false,
     handler: async (request, reply) => {
       const header = request.headers['last-event-id'];
       const lastEventId = typeof header === 'string' && header !== '' ? Number(header) : null;

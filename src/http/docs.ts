@@ -1,9 +1,12 @@
+import { isDeepStrictEqual } from 'node:util';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { PROBLEMS, type ProblemCode } from '../errors.js';
+import { OPTIONAL_BODY, TAGS } from '../api/operation.js';
+import { RESPONSE_HEADERS } from '../api/responses.js';
+import { securitySchemes } from '../api/security.js';
+import { PROBLEMS, type ProblemCode, problemType } from '../errors.js';
 import { SCOPE_DESCRIPTIONS } from '../tokens/scopes.js';
-import { problemType } from './problem.js';
 
 const DESCRIPTION = `rz-auth issues and checks the credentials of the platform.
 
@@ -24,36 +27,83 @@ ${Object.entries(SCOPE_DESCRIPTIONS).map(([s, d]) => `- \`${s}\`: ${d}`).join('\
 Errors are RFC 9457 problem details (\`application/problem+json\`) with a stable \`code\`; each \`type\` links to a page under /problems/.
 Authentication failures carry an RFC 6750 \`WWW-Authenticate\` header.`;
 
+/**
+ * Every route is either hidden from the document or declared with operation(), which derives its
+ * security and responses from what the guard and the limits enforce: a route written any other
+ * way would be documented by hand, and could say something the service does not do.
+ */
+function requireOperations(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    if (route.schema?.hide || route.method === 'HEAD' || route.config?.operationId !== undefined) return;
+    throw new Error(`${String(route.method)} ${route.url}: declare the route with operation() from src/api/operation.ts, or hide it`);
+  });
+}
+
+/**
+ * Relative: the document is served by the service it describes, wherever that runs, so clients and
+ * the docs page resolve it against the address they fetched it from. Not from the Host header,
+ * which the client chooses. `x-internal: false`: the API is meant for the public.
+ */
+const SERVER = {
+  url: '/',
+  description: 'The rz-auth server that serves this document, in whatever environment it runs (local, staging or production).',
+  'x-internal': false,
+};
+
+interface HeaderObject {
+  readonly description: string;
+  readonly schema: object;
+}
+interface GeneratedOperation {
+  responses?: Record<string, { headers?: Record<string, unknown> }>;
+  requestBody?: { required?: boolean };
+  [OPTIONAL_BODY]?: true;
+}
+interface GeneratedDocument {
+  readonly paths?: Record<string, Record<string, GeneratedOperation>>;
+  readonly components?: Record<string, unknown>;
+}
+
+/** A header as the generator writes it out in a response: the description beside the schema. */
+const asHeaderObject = ({ description, ...schema }: { readonly description: string }): HeaderObject => ({ schema, description });
+
+/**
+ * Nearly every response repeats the same few headers (the RateLimit fields, Retry-After, the RFC
+ * 6750 challenge): each is written once under components.headers and referenced, which more than
+ * halves the document and explains each header in one place. Bodies that may be left out are
+ * marked so.
+ */
+function shareHeaders<D extends object>(doc: D): D {
+  const generated: GeneratedDocument = doc;
+  const shared = Object.fromEntries(Object.entries(RESPONSE_HEADERS).map(([name, header]) => [name, asHeaderObject(header)]));
+  const paths = structuredClone(generated.paths ?? {});
+  for (const item of Object.values(paths)) {
+    for (const [method, { [OPTIONAL_BODY]: optionalBody, ...op }] of Object.entries(item)) {
+      // The generator marks every body required; operation() marks those that may be left out.
+      if (optionalBody && op.requestBody) op.requestBody.required = false;
+      item[method] = op;
+      for (const response of Object.values(op.responses ?? {})) {
+        for (const [name, header] of Object.entries(response.headers ?? {})) {
+          if (response.headers && isDeepStrictEqual(header, shared[name])) response.headers[name] = { $ref: `#/components/headers/${name}` };
+        }
+      }
+    }
+  }
+  return { ...doc, paths, components: { ...generated.components, headers: shared } };
+}
+
 /** Registers the OpenAPI generator. Must run before any route is added so it sees them all. */
 export async function registerOpenApi(app: FastifyInstance, version: string): Promise<void> {
+  requireOperations(app);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'rz-auth', version, description: DESCRIPTION },
-      components: {
-        securitySchemes: {
-          userToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A user token from login or signup.' },
-          apiToken: { type: 'http', scheme: 'bearer', bearerFormat: 'rz_', description: 'An API token; the scope it needs is listed per operation.' },
-          appToken: { type: 'http', scheme: 'bearer', bearerFormat: 'rza_', description: 'An app token; it acts on its own app only.' },
-          serviceToken: {
-            type: 'http',
-            scheme: 'bearer',
-            bearerFormat: 'rzs_',
-            description: 'A platform service\'s credential (rz-auth services create): introspection and the event stream only.',
-          },
-        },
-      },
-      tags: [
-        { name: 'auth', description: 'Signup, login, logout' },
-        { name: 'me', description: 'The caller' },
-        { name: 'tokens', description: 'API tokens' },
-        { name: 'apps', description: 'Apps and app tokens' },
-        { name: 'keys', description: 'Public signing keys' },
-        { name: 'scopes', description: 'The scopes tokens can carry: built-in and the platform\'s' },
-        { name: 'platform services', description: 'For the platform\'s services, with a service credential: introspection and the event stream' },
-        { name: 'operations', description: 'Health and readiness probes' },
-      ],
+      info: { title: 'rz-auth', version, description: DESCRIPTION, license: { name: 'MIT', identifier: 'MIT' } },
+      servers: [SERVER],
+      components: { securitySchemes: securitySchemes() },
+      tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     },
+    transformObject: (document) => ('openapiObject' in document ? shareHeaders(document.openapiObject) : document.swaggerObject),
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },

@@ -32,14 +32,12 @@ export interface ShortcutDeps {
  * Every step is the very function the route runs: the same feed check, bearer parser,
  * authentication, authorization, rate-limit count, body serializer, headers and access line. What
  * they cannot settle at once goes to Fastify with nothing counted: another request, a shutdown
- * under way, a feed that moved, a token the caches do not hold (its lookup is already running and
- * the route's guard joins it), any error. A request the limit refuses has been counted here; over
+ * under way, a token the caches do not hold (its lookup is already running and the route's guard
+ * joins it), any error. A request the limit refuses has been counted here; over
  * its limit, Fastify's second count changes nothing, and its 429 is built in the one place.
  */
 export function meShortcut(deps: ShortcutDeps, fastify: RequestHandler): RequestHandler {
-  return (req, res) => {
-    if (req.method !== 'GET' || req.url !== '/api/me' || deps.closing() || deps.feed.sync() !== undefined) return fastify(req, res);
-    const start = performance.now();
+  const answer = (req: IncomingMessage, res: ServerResponse, start: number): void => {
     let principal: Principal;
     try {
       const result = deps.authenticator.authenticate(readBearerToken(req));
@@ -58,6 +56,14 @@ export function meShortcut(deps: ShortcutDeps, fastify: RequestHandler): Request
       (decision) => (decision?.allowed === false ? fastify(req, res) : respond(deps, req, res, principal, decision, start)),
       () => fastify(req, res),
     );
+  };
+  return (req, res) => {
+    if (req.method !== 'GET' || req.url !== '/api/me' || deps.closing()) return fastify(req, res);
+    const start = performance.now();
+    // Catch up with changes made elsewhere first, as the route's onRequest hook does.
+    const pending = deps.feed.sync();
+    if (pending === undefined) answer(req, res, start);
+    else pending.then(() => answer(req, res, start), () => fastify(req, res));
   };
 }
 

@@ -1,11 +1,9 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isStoreUnavailable } from '../db/dialect.js';
 import { applySecurityHeaders } from './headers.js';
-import { type FieldError, PROBLEMS, type ProblemCode, ProblemError } from '../errors.js';
+import { type FieldError, PROBLEM_LIMITS, PROBLEMS, type ProblemCode, ProblemError, problemType } from '../errors.js';
 import { redactSecrets } from '../lib/redact.js';
-
-/** The docs page that explains a problem code, e.g. `/problems/invalid-token`. */
-export const problemType = (code: ProblemCode): string => `/problems/${code.replaceAll('_', '-')}`;
+import { clip } from '../lib/text.js';
 
 const FASTIFY_CODES: Readonly<Record<string, ProblemCode>> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
@@ -111,7 +109,12 @@ export function toProblem(error: unknown): ProblemError {
   return new ProblemError('internal');
 }
 
-/** The RFC 9457 body. Only catalogue text and our own details: never an internal message. */
+const clipError = (e: FieldError): FieldError => ({ field: clip(e.field, PROBLEM_LIMITS.text), message: clip(e.message, PROBLEM_LIMITS.text) });
+
+/**
+ * The RFC 9457 body. Only catalogue text and our own details: never an internal message. Within
+ * {@link PROBLEM_LIMITS}, so an error body is never much larger than the request that caused it.
+ */
 export function problemBody(problem: ProblemError, requestId: string): Record<string, unknown> {
   const entry = PROBLEMS[problem.code];
   return {
@@ -119,9 +122,9 @@ export function problemBody(problem: ProblemError, requestId: string): Record<st
     title: entry.title,
     status: entry.status,
     code: problem.code,
-    detail: problem.detail,
+    detail: clip(problem.detail, PROBLEM_LIMITS.detail),
     request_id: requestId,
-    ...(problem.errors ? { errors: problem.errors } : {}),
+    ...(problem.errors ? { errors: problem.errors.slice(0, PROBLEM_LIMITS.errors).map(clipError) } : {}),
   };
 }
 

@@ -9,11 +9,11 @@ export const JWT_ALG = 'EdDSA';
 
 /** A public key as published in the JWKS. */
 export interface PublicJwk {
-  readonly kty: string;
-  readonly crv: string;
+  readonly kty: 'OKP';
+  readonly crv: 'Ed25519';
   readonly x: string;
   readonly kid: string;
-  readonly alg: string;
+  readonly alg: typeof JWT_ALG;
   readonly use: 'sig';
 }
 
@@ -113,9 +113,10 @@ export class KeyRing {
     const usable = keys.filter((k) => k.alg === JWT_ALG && now < verifiesUntil(k));
     const verifiers = new Map<string, VerificationKey>();
     for (const k of usable) {
-      const { kty = 'OKP', crv = 'Ed25519', x = '' } = JSON.parse(k.publicJwk) as JWK;
-      const publicKey = (await importJWK({ kty, crv, x }, JWT_ALG)) as CryptoKey;
-      const publicJwk: PublicJwk = { kty, crv, x, kid: k.kid, alg: JWT_ALG, use: 'sig' };
+      const { x = '' } = JSON.parse(k.publicJwk) as JWK;
+      // Keys are only ever generated as Ed25519: read as anything else, a stored key fails here.
+      const publicKey = (await importJWK({ kty: 'OKP', crv: 'Ed25519', x }, JWT_ALG)) as CryptoKey;
+      const publicJwk: PublicJwk = { kty: 'OKP', crv: 'Ed25519', x, kid: k.kid, alg: JWT_ALG, use: 'sig' };
       verifiers.set(k.kid, { kid: k.kid, publicKey, publicJwk, verifiesUntil: verifiesUntil(k) });
     }
     const newest = usable.filter((k) => k.retiredAt === null).at(-1);

@@ -10,6 +10,14 @@ const CONTROL_EXCEPT_NEWLINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\
 /** Length in Unicode code points, which is what a person counts. */
 export const codePoints = (value: string): number => [...value].length;
 
+/** At most `max` code points: longer text is cut and ends with an ellipsis. */
+export function clip(value: string, max: number): string {
+  // A string's length in UTF-16 units is never less than its length in code points.
+  if (value.length <= max) return value;
+  const points = [...value];
+  return points.length <= max ? value : `${points.slice(0, max - 1).join('')}…`;
+}
+
 /**
  * A trimmed label (token or app name): 1 to `max` characters, no control characters.
  * Returns the trimmed value or the field error.

@@ -2,24 +2,30 @@ import fastJson from 'fast-json-stringify';
 import { type Static, Type } from 'typebox';
 import type { Principal } from '../auth/principal.js';
 import { iso } from '../clock.js';
-import { type Http, principalOf, type RouteAuth, security } from '../api/route.js';
-import { NullableTimestamp, responses, Uuid } from '../api/schemas.js';
+import { operation } from '../api/operation.js';
+import { type Http, principalOf, type RouteAuth } from '../api/route.js';
+import { Label, NullableTimestamp, UserSummary, Uuid } from '../api/schemas.js';
+import { MAX_SCOPE_NAME_LENGTH, MAX_TOKEN_SCOPES, SCOPE_NAME } from '../tokens/scopes.js';
 
 const MeResponse = Type.Object(
   {
     id: Uuid,
-    username: Type.String(),
-    email: Type.Optional(Type.String({ description: 'Omitted for app tokens, which may ship inside a published app.' })),
+    username: UserSummary.properties.username,
+    email: Type.Optional(Type.String({ ...UserSummary.properties.email, description: 'Omitted for app tokens, which may ship inside a published app.' })),
     auth: Type.Object(
       {
-        type: Type.Union([Type.Literal('user'), Type.Literal('api_token'), Type.Literal('app_token')]),
-        token_id: Type.String({ description: 'The session id for a user token, otherwise the token id.' }),
-        scopes: Type.Array(Type.String(), { description: '`["*"]` for a user token; the scopes chosen for an API or app token, built-in and platform ones (GET /api/scopes).' }),
+        type: Type.Enum(['user', 'api_token', 'app_token']),
+        token_id: Type.String({ ...Uuid, description: 'The session id for a user token, otherwise the token id.' }),
+        scopes: Type.Array(Type.String({ pattern: `^(\\*|${SCOPE_NAME})$`, maxLength: MAX_SCOPE_NAME_LENGTH }), {
+          uniqueItems: true,
+          maxItems: MAX_TOKEN_SCOPES,
+          description: '`["*"]` for a user token; the scopes chosen for an API or app token, built-in and platform ones (GET /api/scopes).',
+        }),
         expires_at: NullableTimestamp,
       },
       { additionalProperties: false },
     ),
-    app: Type.Optional(Type.Object({ id: Uuid, name: Type.String() }, { additionalProperties: false, description: 'Only for app tokens.' })),
+    app: Type.Optional(Type.Object({ id: Uuid, name: Label }, { additionalProperties: false, description: 'Only for app tokens.' })),
   },
   { additionalProperties: false },
 );
@@ -45,13 +51,14 @@ export function meBody(p: Principal): Static<typeof MeResponse> {
 /** `GET /api/me`: who the caller is and with what credential. */
 export function meRoutes(app: Http): void {
   app.get('/api/me', {
-    config: { auth: ME_AUTH },
-    schema: {
+    ...operation({
+      operationId: 'getMe',
       tags: ['me'],
       summary: 'The caller and the credential in use',
-      security: [security.user, security.api(), security.app],
-      response: responses({ 200: MeResponse }, 'unauthorized', 'invalid_token', 'validation_failed'),
-    },
+      description: 'Any valid token. For an app token, `email` is omitted and `app` names the app.',
+      auth: ME_AUTH,
+      success: { 200: { description: 'The caller.', schema: MeResponse } },
+    }),
     handler: async (request, reply) => reply.type('application/json; charset=utf-8').serializer(serializeMe).send(meBody(principalOf(request))),
   });
 }

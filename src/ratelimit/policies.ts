@@ -32,6 +32,10 @@ export type PolicyName = keyof typeof POLICIES;
 
 export const POLICY_NAMES = Object.keys(POLICIES) as PolicyName[];
 
+/** The longest window a policy may have, so the longest a client is ever told to wait. */
+export const MAX_WINDOW_SECONDS = 86_400;
+export const MAX_QUOTA = 1_000_000_000;
+
 /** A quota of requests per window; null when the policy is off. */
 export interface Quota {
   readonly quota: number;

@@ -1,4 +1,4 @@
-import { SCOPES } from '../tokens/scopes.js';
+import { MAX_PLATFORM_SCOPES, SCOPE_NAME as SCOPE_NAME_SOURCE, SCOPES } from '../tokens/scopes.js';
 
 /** The token types a platform scope may be given to. */
 export const SCOPE_TOKEN_TYPES = ['api_token', 'app_token'] as const;
@@ -12,8 +12,7 @@ export interface PlatformScope {
 }
 
 /** `service:action` or `service:resource:action`; bounded repetitions only, so checking is linear. */
-export const SCOPE_NAME = /^[a-z][a-z0-9_-]{0,31}(:[a-z][a-z0-9_-]{0,31}){1,2}$/;
-export const MAX_PLATFORM_SCOPES = 500;
+const SCOPE_NAME = new RegExp(`^${SCOPE_NAME_SOURCE}$`);
 export const MAX_DESCRIPTION_LENGTH = 300;
 /** Far above 500 entries of the longest names and descriptions: a bigger file is a mistake. */
 export const MAX_FILE_BYTES = 1024 * 1024;

@@ -14,11 +14,13 @@ const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
 const BODY_LENGTH = 43;
 /** 62^6 > 2^32, so six characters hold any CRC32. */
 const CHECKSUM_LENGTH = 6;
-const SHAPES: ReadonlyArray<readonly [OpaqueKind, RegExp]> = [
-  ['api', /^rz_[0-9A-Za-z]{49}$/],
-  ['app', /^rza_[0-9A-Za-z]{49}$/],
-  ['service', /^rzs_[0-9A-Za-z]{49}$/],
-];
+/** A token's shape, checked before its checksum; the API document states the same patterns. */
+export const TOKEN_SHAPE: Readonly<Record<OpaqueKind, RegExp>> = {
+  api: /^rz_[0-9A-Za-z]{49}$/,
+  app: /^rza_[0-9A-Za-z]{49}$/,
+  service: /^rzs_[0-9A-Za-z]{49}$/,
+};
+const SHAPES = Object.entries(TOKEN_SHAPE) as ReadonlyArray<[OpaqueKind, RegExp]>;
 
 function base62(value: number, width: number): string {
   let out = '';

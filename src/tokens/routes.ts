@@ -1,9 +1,10 @@
 import { Type } from 'typebox';
-import { principalOf } from '../api/route.js';
-import { IdParams, NullableTimestamp, responses, Timestamp, Uuid } from '../api/schemas.js';
-import { type Http, security } from '../api/route.js';
+import { operation } from '../api/operation.js';
+import { type Http, principalOf } from '../api/route.js';
+import { IdParams, Label, NullableTimestamp, ScopeNames, Timestamp, Uuid } from '../api/schemas.js';
 import type { ScopeCatalogue } from '../scopes/catalogue.js';
 import { requestedScopes } from '../scopes/routes.js';
+import { TOKEN_SHAPE } from './format.js';
 import type { TokenService } from './service.js';
 import type { TokenRecord } from './store.js';
 
@@ -13,7 +14,7 @@ const createTokenBody = (catalogue: ScopeCatalogue) =>
     {
       name: Type.String({ maxLength: 1000, description: '1 to 100 characters after trimming.', examples: ['deploy script'] }),
       scopes: Type.Optional(requestedScopes(catalogue, 'api_token', 'Omitted means none: the token can call GET /api/me only.')),
-      expires_at: Type.Optional(Type.String({ format: 'date-time', description: 'ISO 8601, in the future. Omitted means no expiry.' })),
+      expires_at: Type.Optional(Type.String({ format: 'date-time', maxLength: 64, description: 'ISO 8601, in the future. Omitted means no expiry.', examples: ['2027-01-01T00:00:00Z'] })),
     },
     { additionalProperties: false },
   );
@@ -21,9 +22,13 @@ const createTokenBody = (catalogue: ScopeCatalogue) =>
 const CreatedToken = Type.Object(
   {
     id: Uuid,
-    token: Type.String({ description: 'The token value. Shown only in this response: store it now.', examples: ['rz_<43 random base62><6 base62 checksum>'] }),
-    name: Type.String(),
-    scopes: Type.Array(Type.String()),
+    token: Type.String({
+      pattern: TOKEN_SHAPE.api.source,
+      maxLength: 52,
+      description: 'The token value: `rz_` + 43 random base62 + 6 base62 checksum. Shown only in this response: store it now.',
+    }),
+    name: Label,
+    scopes: ScopeNames,
     created_at: Timestamp,
     expires_at: NullableTimestamp,
   },
@@ -33,12 +38,12 @@ const CreatedToken = Type.Object(
 const TokenSummary = Type.Object(
   {
     id: Uuid,
-    name: Type.String(),
-    scopes: Type.Array(Type.String()),
+    name: Label,
+    scopes: ScopeNames,
     created_at: Timestamp,
     expires_at: NullableTimestamp,
     last_used_at: Type.Union([Timestamp, Type.Null()], { description: 'Updated within a few seconds of use.' }),
-    hint: Type.String({ description: '`rz_` and the last four characters of the value.', examples: ['rz_x7Qa'] }),
+    hint: Type.String({ pattern: '^rz_[0-9A-Za-z]{4}$', maxLength: 7, description: '`rz_` and the last four characters of the value.', examples: ['rz_x7Qa'] }),
   },
   { additionalProperties: false },
 );
@@ -57,15 +62,15 @@ const summary = (t: TokenRecord) => ({
 export function tokenRoutes(app: Http, tokens: TokenService, catalogue: ScopeCatalogue): void {
   const CreateTokenBody = createTokenBody(catalogue);
   app.post('/api/tokens', {
-    config: { auth: {} },
-    schema: {
+    ...operation({
+      operationId: 'createApiToken',
       tags: ['tokens'],
       summary: 'Create an API token',
-      description: 'Needs a user token: no token can mint a token.',
-      security: [security.user],
+      description: 'Needs a user token: no token can mint a token. The value is in this response only.',
+      auth: {},
       body: CreateTokenBody,
-      response: responses({ 201: CreatedToken }, 'validation_failed', 'unauthorized', 'invalid_token', 'insufficient_scope', 'unsupported_media_type', 'payload_too_large'),
-    },
+      success: { 201: { description: 'Created: the token and its value.', schema: CreatedToken } },
+    }),
     handler: async (request, reply) => {
       const { value, token } = await tokens.createApiToken(principalOf(request).user.id, request.body);
       return reply.code(201).send({
@@ -80,27 +85,27 @@ export function tokenRoutes(app: Http, tokens: TokenService, catalogue: ScopeCat
   });
 
   app.get('/api/tokens', {
-    config: { auth: { api: 'tokens:read' } },
-    schema: {
+    ...operation({
+      operationId: 'listApiTokens',
       tags: ['tokens'],
       summary: 'List your active API tokens, newest first',
-      description: 'Never returns a token value or digest.',
-      security: [security.user, security.api('tokens:read')],
-      response: responses({ 200: Type.Object({ tokens: Type.Array(TokenSummary) }, { additionalProperties: false }) }, 'unauthorized', 'invalid_token', 'insufficient_scope'),
-    },
+      description: 'Active API tokens of the caller only. Never returns a token value or digest.',
+      auth: { api: 'tokens:read' },
+      success: { 200: { description: 'Your active API tokens.', schema: Type.Object({ tokens: Type.Array(TokenSummary) }, { additionalProperties: false }) } },
+    }),
     handler: async (request) => ({ tokens: (await tokens.listApiTokens(principalOf(request).user.id)).map(summary) }),
   });
 
   app.delete('/api/tokens/:id', {
-    config: { auth: {} },
-    schema: {
+    ...operation({
+      operationId: 'revokeToken',
       tags: ['tokens'],
       summary: 'Revoke an API token, or an app token of one of your apps',
-      description: 'Takes effect on the very next request. Unknown, someone else\'s or already revoked: 404.',
-      security: [security.user],
+      description: "Takes effect on the very next request, on every instance. Unknown, someone else's or already revoked: 404.",
+      auth: {},
       params: IdParams,
-      response: responses({ 204: Type.Null({ description: 'Revoked.' }) }, 'unauthorized', 'invalid_token', 'insufficient_scope', 'not_found'),
-    },
+      success: { 204: { description: 'Revoked.' } },
+    }),
     handler: async (request, reply) => {
       await tokens.revoke(principalOf(request).user.id, request.params.id);
       return reply.code(204).send(null);

@@ -13,7 +13,8 @@ export interface NewUserInput {
   readonly password: string;
 }
 
-const USERNAME = /^[A-Za-z0-9_-]{3,39}$/;
+/** 3 to 39 of A-Z a-z 0-9 - _; the API document states the same pattern. */
+export const USERNAME = /^[A-Za-z0-9_-]{3,39}$/;
 /** Plausible, not RFC 5322-complete: one @, a dot in the domain, no spaces or controls. */
 const EMAIL = /^[^\s@\u0000-\u001f\u007f]{1,64}@[^\s@\u0000-\u001f\u007f.]+(\.[^\s@\u0000-\u001f\u007f.]+)+$/;
 

@@ -69,6 +69,11 @@ export interface ServerProcess {
   readonly child: ChildProcess;
   /** Everything the process wrote to stdout (unless discarded) and stderr so far. */
   output(): string;
+  /**
+   * Whether the output holds `text` within `timeoutMs`: the server writes its log asynchronously,
+   * so a line about something that just happened may take up to its flush interval to appear.
+   */
+  outputHas(text: string, timeoutMs?: number): Promise<boolean>;
   /** Resolves with the exit code (null when killed by a signal) once the process has exited. */
   readonly exited: Promise<number | null>;
   /** Sends the signal (default SIGTERM: graceful shutdown) and waits for the exit. */
@@ -101,6 +106,11 @@ export async function spawnNode(args: readonly string[], env: Record<string, str
     url: `http://127.0.0.1:${port}`,
     child,
     output: () => output,
+    async outputHas(text, timeoutMs = 3_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!output.includes(text) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      return output.includes(text);
+    },
     exited,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);

@@ -114,6 +114,15 @@ describe('the scope catalogue', () => {
     expectProblem(await json(t, 'POST', `/api/apps/${app.id}/tokens`, { scopes: ['scores:write'] }, stranger.jwt), 404, 'not_found');
   });
 
+  it('the API document lists the catalogue\'s scopes where tokens are made, and the app token body as optional', async () => {
+    const doc = (await t.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const body = (path: string) => doc.paths[path].post.requestBody;
+    expect(body('/api/tokens').content['application/json'].schema.properties.scopes.items.enum).toEqual(['apps:read', 'apps:write', 'tokens:read', 'games:publish', 'catalogue:admin:read']);
+    expect(body('/api/apps').content['application/json'].schema.properties.scopes.items.enum).toEqual(['games:publish', 'scores:write']);
+    expect(body('/api/apps/{id}/tokens').required).toBe(false);
+    expect(doc.paths['/api/apps/{id}/tokens'].post).not.toHaveProperty('x-optional-body');
+  });
+
   it('platform scopes grant nothing on rz-auth\'s own routes', async () => {
     const app = await registerApp(t, user.jwt, { scopes: ['scores:write', 'games:publish'] });
     expectInsufficientScope(await json(t, 'GET', '/api/apps', undefined, app.token), 'apps:read');

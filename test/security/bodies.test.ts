@@ -187,6 +187,29 @@ describe('hostile request bodies', () => {
       expect(res.statusCode, res.body).toBe(201);
     });
 
+    // Regression: Ajv reports every bad item, so 16 KiB of `[0,0,...]` was answered with 16,000
+    // errors, close to a megabyte: each request cost sixty times its size in the other direction.
+    it('a body of thousands of bad items is answered with a capped errors list, not a megabyte', async () => {
+      const payload = JSON.stringify({ name: 'x', scopes: Array<number>(8000).fill(0) });
+      const res = await post('/api/tokens', payload);
+      const body = expectRefused(res, 400, 'validation_failed');
+      expect((body.errors as unknown[]).length).toBe(20);
+      expect(Buffer.byteLength(res.body)).toBeLessThan(4096);
+    });
+
+    it('a field name or detail that echoes the client\'s text is clipped', async () => {
+      const key = 'k'.repeat(LIMIT / 2 - 100);
+      const unknown = expectRefused(await post('/api/tokens', `{"name":"x","${key}":1}`), 400, 'validation_failed');
+      const duplicate = expectRefused(await post('/api/tokens', `{"name":"x","${key}":1,"${key}":2}`), 400, 'validation_failed');
+      for (const body of [unknown, duplicate]) {
+        const [error] = body.errors as Array<{ field: string; message: string }>;
+        expect([...(error?.field ?? '')].length).toBeLessThanOrEqual(200);
+        expect([...(error?.message ?? '')].length).toBeLessThanOrEqual(200);
+        expect([...String(body.detail)].length).toBeLessThanOrEqual(500);
+      }
+      expect(JSON.stringify(unknown.errors)).toContain('kkkk…');
+    });
+
     it('an anonymous caller cannot make the server read a body on a protected route', async () => {
       expectRefused(await post('/api/tokens', padded('/api/tokens', LIMIT + 1), 'application/json', null), 401, 'unauthorized');
       expectRefused(await post('/api/apps', '{"broken', 'application/json', null), 401, 'unauthorized');

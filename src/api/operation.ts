@@ -1,0 +1,125 @@
+import type { TNull, TSchema } from 'typebox';
+import type { ProblemCode } from '../errors.js';
+import { responsesOf, type Successes } from './responses.js';
+import type { RouteAuth, RouteRateLimit } from './route.js';
+import { securityOf, type SecurityRequirement } from './security.js';
+
+/** The document's tags, in the order the docs page shows them. */
+export const TAGS = {
+  auth: 'Signup, login, logout',
+  me: 'The caller',
+  tokens: 'API tokens',
+  apps: 'Apps and app tokens',
+  keys: 'Public signing keys',
+  scopes: 'The scopes tokens can carry: rz-auth\'s own and the platform\'s',
+  platform: 'For the platform\'s services, with a service credential: introspection and the event stream',
+  operations: 'Health and readiness probes',
+} as const;
+
+export type Tag = keyof typeof TAGS;
+
+/** Marks, in a route's schema, a body the request may leave out (http/docs.ts says so in the document). */
+export const OPTIONAL_BODY = 'x-optional-body';
+
+/** The verbs an operationId may start with; a generated client's method reads as what it does. */
+export const VERBS = ['get', 'list', 'create', 'register', 'issue', 'revoke', 'delete', 'update', 'sign', 'log', 'check', 'introspect', 'stream'] as const;
+
+/** A stable, verb-first operationId: `createApiToken`, `listApps`. */
+export type OperationId = `${(typeof VERBS)[number]}${Capitalize<string>}`;
+
+/**
+ * Who may call an operation. Protected routes name the tokens the guard lets in and are limited
+ * per credential; public routes name the limit they fall under, `none` only for probes.
+ */
+type Access =
+  | { readonly auth: RouteAuth; readonly rateLimit?: never }
+  | { readonly auth: 'public'; readonly rateLimit: RouteRateLimit | 'none' };
+
+export type OperationSpec = Access & {
+  readonly operationId: OperationId;
+  readonly summary: string;
+  readonly description: string;
+  readonly tags: readonly [Tag, ...Tag[]];
+  readonly body?: TSchema;
+  /** The body may be left out; when one is sent (as JSON) it must match `body`. */
+  readonly optionalBody?: true;
+  /** The body's media types, when not JSON alone. */
+  readonly consumes?: readonly string[];
+  /** Request headers the operation reads. */
+  readonly headers?: TSchema;
+  readonly params?: TSchema;
+  readonly success: Successes;
+  /** What the operation itself can answer; what the guard, body parser and limits answer is added. */
+  readonly problems?: readonly ProblemCode[];
+};
+
+type ResponseSchemas<R extends Successes> = { readonly [K in keyof R]: R[K] extends { readonly schema: infer S extends TSchema } ? S : TNull };
+
+/** The request schemas the spec gives, and no key for one it does not (Fastify warns of an empty one). */
+type RequestSchemas<S extends OperationSpec> = (S extends { readonly body: infer B } ? { readonly body: B } : unknown) &
+  (S extends { readonly params: infer P } ? { readonly params: P } : unknown) &
+  (S extends { readonly headers: infer H } ? { readonly headers: H } : unknown);
+
+/** The parts of Fastify route options that {@link operation} fills in. */
+export interface Operation<S extends OperationSpec> {
+  readonly config: { readonly operationId: OperationId; readonly auth?: RouteAuth; readonly rateLimit?: RouteRateLimit };
+  readonly schema: RequestSchemas<S> & {
+    readonly operationId: OperationId;
+    readonly summary: string;
+    readonly description: string;
+    readonly tags: readonly Tag[];
+    readonly security: SecurityRequirement[];
+    /** Typed by the successes only: problems are sent by the error handler, never by a handler. */
+    readonly response: ResponseSchemas<S['success']>;
+  };
+}
+
+/** The problems the machinery answers for every operation of its kind. */
+function problemsOf(spec: OperationSpec): Set<ProblemCode> {
+  const problems = new Set<ProblemCode>(spec.problems);
+  // More than one Authorization header is 400 invalid_request (RFC 6750); then the guard's answers.
+  if (spec.auth !== 'public') for (const code of ['validation_failed', 'unauthorized', 'invalid_token', 'insufficient_scope'] as const) problems.add(code);
+  if (spec.body) for (const code of ['validation_failed', 'unsupported_media_type', 'payload_too_large'] as const) problems.add(code);
+  // A malformed id is answered like an unknown one.
+  if (spec.params) problems.add('not_found');
+  if (spec.auth !== 'public' || spec.rateLimit !== 'none') problems.add('rate_limited');
+  problems.add('internal');
+  return problems;
+}
+
+/**
+ * Every documented route is declared through this: one declaration gives the guard and the rate
+ * limits their config, and the document the operation's security and every response the service
+ * can send, so the two cannot disagree. Spread it into the route options beside the handler.
+ */
+export function operation<const S extends OperationSpec>(spec: S): Operation<S> {
+  const isPublic = spec.auth === 'public';
+  const limit = spec.auth === 'public' ? spec.rateLimit : undefined;
+  const response = responsesOf({
+    success: spec.success,
+    problems: problemsOf(spec),
+    limited: !isPublic || limit !== 'none',
+    challenged: !isPublic,
+  }) as unknown as ResponseSchemas<S['success']>;
+  return {
+    config: {
+      operationId: spec.operationId,
+      ...(spec.auth === 'public' ? {} : { auth: spec.auth }),
+      ...(limit === undefined || limit === 'none' ? {} : { rateLimit: limit }),
+    },
+    schema: {
+      operationId: spec.operationId,
+      summary: spec.summary,
+      description: spec.description,
+      tags: spec.tags,
+      security: spec.auth === 'public' ? [] : securityOf(spec.auth),
+      // Fastify validates a body given by media type only when one of that type is sent.
+      ...(spec.body ? { body: spec.optionalBody ? { content: { 'application/json': { schema: spec.body } } } : spec.body } : {}),
+      ...(spec.params ? { params: spec.params } : {}),
+      ...(spec.optionalBody ? { [OPTIONAL_BODY]: true } : {}),
+      ...(spec.consumes ? { consumes: [...spec.consumes] } : {}),
+      ...(spec.headers ? { headers: spec.headers } : {}),
+      response,
+    } as Operation<S>['schema'],
+  };
+}
