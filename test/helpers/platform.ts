@@ -1,5 +1,8 @@
 import type { LightMyRequestResponse } from 'fastify';
-import type { TestApp } from './app.js';
+import { type TestApp, startTestApp, tempDir } from './app.js';
+import { signup, type TestUser } from './api.js';
+import { TestClock } from './clock.js';
+import { scopesFileEnv } from './scopes.js';
 
 /** A platform service's credential, made as the operator's CLI makes it. */
 export async function createService(t: TestApp, name = 'scoreboard'): Promise<{ id: string; token: string }> {
@@ -18,4 +21,29 @@ export function introspect(t: TestApp, serviceToken: string, token: string, as: 
     },
     payload: as === 'form' ? `token=${encodeURIComponent(token)}` : JSON.stringify({ token }),
   });
+}
+
+/** An app with the platform's test scopes (helpers/scopes.ts), a user, a service credential, and the clock it runs on. */
+export interface PlatformApp {
+  readonly t: TestApp;
+  readonly clock: TestClock;
+  user: TestUser;
+  readonly service: { id: string; token: string };
+  close(): Promise<void>;
+}
+
+export async function startPlatformApp(): Promise<PlatformApp> {
+  const files = tempDir();
+  const clock = new TestClock();
+  const t = await startTestApp({ clock, env: scopesFileEnv(files.dir) });
+  return {
+    t,
+    clock,
+    user: await signup(t),
+    service: await createService(t),
+    async close() {
+      await t.close();
+      files.remove();
+    },
+  };
 }

@@ -1,27 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestApp, startTestApp, tempDir } from '../helpers/app.js';
+import { type TestApp, startTestApp } from '../helpers/app.js';
 import { bearer, createApiToken, expectInsufficientScope, expectInvalidToken, expectProblem, expectUnauthorized, json, login, registerApp, signup, type TestUser } from '../helpers/api.js';
-import { TestClock } from '../helpers/clock.js';
-import { createService, introspect } from '../helpers/platform.js';
-import { scopesFileEnv } from '../helpers/scopes.js';
+import type { TestClock } from '../helpers/clock.js';
+import { createService, introspect, type PlatformApp, startPlatformApp } from '../helpers/platform.js';
 
 /** Contract §7, POST /api/introspect (RFC 7662). */
 describe('POST /api/introspect', () => {
-  const files = tempDir();
-  const clock = new TestClock();
-  const seconds = () => Math.floor(clock.now() / 1000);
+  let platform: PlatformApp;
   let t: TestApp;
+  let clock: TestClock;
   let user: TestUser;
   let service: { id: string; token: string };
+  const seconds = () => Math.floor(clock.now() / 1000);
   beforeAll(async () => {
-    t = await startTestApp({ clock, env: scopesFileEnv(files.dir) });
-    user = await signup(t);
-    service = await createService(t);
+    platform = await startPlatformApp();
+    ({ t, clock, user, service } = platform);
   });
-  afterAll(async () => {
-    await t.close();
-    files.remove();
-  });
+  afterAll(() => platform.close());
 
   const answer = async (token: string, as: 'form' | 'json' = 'form') => {
     const res = await introspect(t, service.token, token, as);

@@ -1,11 +1,10 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateToken, tokenDigest } from '../../src/tokens/format.js';
-import { type TestApp, startTestApp, tempDir } from '../helpers/app.js';
+import type { TestApp } from '../helpers/app.js';
 import { bearer, createApiToken, expectInsufficientScope, flip, json, login, registerApp, signup, type TestUser } from '../helpers/api.js';
-import { TestClock } from '../helpers/clock.js';
-import { createService, introspect } from '../helpers/platform.js';
-import { scopesFileEnv } from '../helpers/scopes.js';
+import type { TestClock } from '../helpers/clock.js';
+import { createService, introspect, type PlatformApp, startPlatformApp } from '../helpers/platform.js';
 
 /**
  * Security family 11, the service-to-service routes: a service credential works there and nowhere
@@ -29,20 +28,16 @@ const PROTECTED: Array<[InjectOptions['method'], string, string]> = [
 ];
 
 describe('service credentials and the service routes', () => {
-  const files = tempDir();
-  const clock = new TestClock();
+  let platform: PlatformApp;
   let t: TestApp;
+  let clock: TestClock;
   let user: TestUser;
   let service: { id: string; token: string };
   beforeAll(async () => {
-    t = await startTestApp({ clock, env: scopesFileEnv(files.dir) });
-    user = await signup(t);
-    service = await createService(t);
+    platform = await startPlatformApp();
+    ({ t, clock, user, service } = platform);
   });
-  afterAll(async () => {
-    await t.close();
-    files.remove();
-  });
+  afterAll(() => platform.close());
 
   it.each(PROTECTED)('a service credential on %s %s is 403 insufficient_scope, and does nothing', async (method, url, scope) => {
     const body = method === 'POST' && !url.endsWith('logout') ? { name: 'x' } : undefined;
