@@ -9,6 +9,8 @@ export interface LoadSpec {
   readonly token?: string;
   /** Sent as JSON. */
   readonly body?: unknown;
+  /** Sent as a form (application/x-www-form-urlencoded), instead of a JSON body. */
+  readonly form?: Readonly<Record<string, string>>;
   /** Closed loop: each connection sends its next request as soon as the answer to the last arrives. */
   readonly connections: number;
 }
@@ -39,11 +41,13 @@ export function startLoad(baseUrl: string, spec: LoadSpec, seconds: number): Run
   const headers: Record<string, string> = {};
   if (spec.token !== undefined) headers.authorization = `Bearer ${spec.token}`;
   if (spec.body !== undefined) headers['content-type'] = 'application/json';
+  if (spec.form !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
+  const body = spec.form !== undefined ? new URLSearchParams(spec.form).toString() : spec.body !== undefined ? JSON.stringify(spec.body) : undefined;
   const instance = autocannon({
     url: `${baseUrl}${spec.path}`,
     method: spec.method,
     headers,
-    ...(spec.body === undefined ? {} : { body: JSON.stringify(spec.body) }),
+    ...(body === undefined ? {} : { body }),
     connections: spec.connections,
     pipelining: 1,
     duration: seconds,

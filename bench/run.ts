@@ -3,7 +3,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import type { ServerProcess } from '../test/helpers/server-process.js';
 import { ROOT } from '../test/helpers/server-process.js';
-import { createStore, rateLimitEnv, type Store } from './env.js';
+import { createStore, rateLimitEnv, rzAuthEnv, type Store } from './env.js';
 import { describeMachine, type Machine, machineLine } from './machine.js';
 import { measureSlice } from './measure.js';
 import { type Options, parseOptions, USAGE, UsageError } from './options.js';
@@ -71,7 +71,7 @@ async function run(options: Options, store: Store, servers: Map<ServerName, Serv
   await startServers([...new Set<ServerName>(['rz-auth', ...scenarios.map((s) => s.server)])], store, servers);
   const rzAuth = servers.get('rz-auth');
   if (!rzAuth) throw new Error('rz-auth is not running');
-  const ctx = { servers, credentials: await createCredentials(rzAuth.url), shape: options, warmupSeconds: options.warmupSeconds };
+  const ctx = { servers, credentials: await createCredentials(rzAuth.url, rzAuthEnv(store)), shape: options, warmupSeconds: options.warmupSeconds };
   const results = await runScenarios(scenarios, options, async (scenario, seconds, first) => {
     const slice = await measureSlice(ctx, scenario, seconds, first);
     progress(scenario, seconds, slice);

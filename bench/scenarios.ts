@@ -74,6 +74,15 @@ export const SCENARIOS: readonly Scenario[] = [
   hotMe('me-app-token', 'GET /api/me, app token', (c) => c.appToken, 0.8),
   hotMe('me-user-jwt', 'GET /api/me, user JWT', (c) => c.jwt, 0.7),
   {
+    // What a platform service pays per cache miss, against what the caller itself pays for GET /api/me.
+    id: 'introspect',
+    title: 'POST /api/introspect (form), API token',
+    server: 'rz-auth',
+    baseline: 'me-api-token',
+    load: (c, s) => ({ method: 'POST', path: '/api/introspect', token: c.serviceToken, form: { token: c.apiToken }, connections: s.connections }),
+    targets: [{ kind: 'ratio', min: 0.6 }, RSS],
+  },
+  {
     id: 'tokens-create',
     title: 'POST /api/tokens',
     server: 'rz-auth',

@@ -1,4 +1,4 @@
-import { request } from '../test/helpers/server-process.js';
+import { request, runCli } from '../test/helpers/server-process.js';
 
 /** What the scenarios authenticate with, created through the public API like any client would. */
 export interface Credentials {
@@ -10,6 +10,8 @@ export interface Credentials {
   readonly apiToken: string;
   /** An app token (`rza_…`) from POST /api/apps. */
   readonly appToken: string;
+  /** A service credential (`rzs_…`) from `rz-auth services create`, for introspection. */
+  readonly serviceToken: string;
 }
 
 const EMAIL = 'bench@example.com';
@@ -23,12 +25,21 @@ async function tokenFrom(baseUrl: string, method: 'GET' | 'POST', path: string, 
   return token;
 }
 
+/** A service credential made by the CLI, as an operator makes one, on the server's store (`env`). */
+async function createServiceToken(env: Record<string, string>): Promise<string> {
+  const created = await runCli(['services', 'create', 'bench'], env);
+  const token = created.code === 0 ? (JSON.parse(created.stdout) as { token?: unknown }).token : undefined;
+  if (typeof token !== 'string') throw new Error(`setup: rz-auth services create exited ${created.code}: ${created.stderr}`);
+  return token;
+}
+
 /**
- * Signs up one user, creates an API token and an app (with its app token), logs in for a JWT, and
- * checks that GET /api/me accepts each credential as the type it is: a load that only measured
- * 401s would be fast and meaningless.
+ * Signs up one user, creates an API token and an app (with its app token), logs in for a JWT, has
+ * the CLI create a service credential with the server's environment (`env`), and checks that GET
+ * /api/me accepts each user credential as the type it is and that introspection finds the API token
+ * active: a load that only measured 401s or inactive answers would be fast and meaningless.
  */
-export async function createCredentials(baseUrl: string): Promise<Credentials> {
+export async function createCredentials(baseUrl: string, env: Record<string, string>): Promise<Credentials> {
   const signupJwt = await tokenFrom(baseUrl, 'POST', '/api/auth/signup', { body: { email: EMAIL, username: 'bench', password: PASSWORD } });
   const apiToken = await tokenFrom(baseUrl, 'POST', '/api/tokens', { token: signupJwt, body: { name: 'bench' } });
   const appToken = await tokenFrom(baseUrl, 'POST', '/api/apps', { token: signupJwt, body: { name: 'Bench app' } });
@@ -39,5 +50,13 @@ export async function createCredentials(baseUrl: string): Promise<Credentials> {
       throw new Error(`setup: GET /api/me with a ${type} answered ${me.status}: ${JSON.stringify(me.body)}`);
     }
   }
-  return { email: EMAIL, password: PASSWORD, jwt, apiToken, appToken };
+  const serviceToken = await createServiceToken(env);
+  const introspected = await fetch(`${baseUrl}/api/introspect`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${serviceToken}`, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: apiToken }).toString(),
+  });
+  const answer = (await introspected.json()) as { active?: unknown };
+  if (answer.active !== true) throw new Error(`setup: POST /api/introspect answered ${introspected.status}: ${JSON.stringify(answer)}`);
+  return { email: EMAIL, password: PASSWORD, jwt, apiToken, appToken, serviceToken };
 }

@@ -2,10 +2,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { appRoutes } from './apps/routes.js';
+import { introspectionRoutes } from './auth/introspection-routes.js';
 import { authRoutes } from './auth/routes.js';
 import { clientAddressOf } from './http/client-address.js';
 import { clientErrorHandler } from './http/client-errors.js';
 import { registerDocs, registerOpenApi } from './http/docs.js';
+import { registerFormBodyParser } from './http/form-body.js';
 import { registerGuard } from './http/guard.js';
 import { collectRoutes, registerMethodNotAllowed, registerNotFound } from './http/hardening.js';
 import { registerRequestLifecycle } from './http/lifecycle.js';
@@ -18,9 +20,11 @@ import { notFound } from './errors.js';
 import { MAX_PARAM_LENGTH, Problem } from './api/schemas.js';
 import { healthRoutes } from './health/routes.js';
 import { checkReadiness } from './health/service.js';
+import { eventRoutes } from './events/routes.js';
 import { keyRoutes } from './keys/routes.js';
 import { requestId } from './lib/ids.js';
 import { meRoutes } from './me/routes.js';
+import { scopeRoutes } from './scopes/routes.js';
 import type { Services } from './services.js';
 import { tokenRoutes } from './tokens/routes.js';
 import { VERSION } from './version.js';
@@ -79,8 +83,15 @@ export async function createApp(services: Services, options: AppOptions = {}): P
 
   authRoutes(app, services.accounts);
   meRoutes(app);
-  tokenRoutes(app, services.tokens);
-  appRoutes(app, services.apps);
+  tokenRoutes(app, services.tokens, services.scopes);
+  appRoutes(app, services.apps, services.scopes);
+  scopeRoutes(app, services.scopes);
+  // Introspection takes form bodies too, as OAuth clients send them; no other route sees that parser.
+  await app.register(async (forms) => {
+    registerFormBodyParser(forms);
+    introspectionRoutes(forms, services.introspector);
+  });
+  eventRoutes(app, services.events);
   keyRoutes(app, services.keys);
   healthRoutes(app, () => checkReadiness(services.database, services.redis));
   await registerDocs(app);

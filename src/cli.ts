@@ -26,6 +26,10 @@ Commands:
   keys list                              list JWT signing keys
   keys rotate [--immediate]              new signing key; old keys keep verifying until their
                                          tokens expire, or stop at once with --immediate
+  services create <name>                 a platform service's credential (rzs_...), for
+                                         POST /api/introspect and GET /api/events; printed once
+  services list                          list active service credentials (id, name, hint, created)
+  services revoke <id>                   revoke a service credential on every instance
   help                                   show this text
 
 Configuration comes from environment variables; see the README.`;
@@ -112,6 +116,31 @@ const commands: Record<string, Command> = {
     await withServices(config, async (services) => {
       const kid = await services.keys.rotate({ immediate: values.immediate });
       console.log(values.immediate ? `new signing key ${kid}; all older keys dropped` : `new signing key ${kid}`);
+    });
+  },
+
+  async 'services create'(args, config) {
+    const { positionals } = parseArgs({ args, allowPositionals: true });
+    if (positionals.length !== 1) throw new UsageError('services create needs one name, e.g. services create scoreboard');
+    await withServices(config, async (services) => {
+      const { token, credential } = await services.serviceCredentials.create(positionals[0] ?? '');
+      console.log(JSON.stringify({ id: credential.id, name: credential.name, token, created_at: credential.createdAt }));
+    });
+  },
+
+  async 'services list'(_args, config) {
+    await withServices(config, async (services) => {
+      for (const c of await services.serviceCredentials.list()) console.log(`${c.id}\t${c.name}\t${c.hint}\t${c.createdAt}`);
+    });
+  },
+
+  async 'services revoke'(args, config) {
+    const { positionals } = parseArgs({ args, allowPositionals: true });
+    const id = positionals[0];
+    if (!id) throw new UsageError('services revoke needs a credential id');
+    await withServices(config, async (services) => {
+      if (!(await services.serviceCredentials.revoke(id))) throw new UsageError(`no active service credential with id ${id}`);
+      console.log(`revoked ${id}`);
     });
   },
 };

@@ -1,6 +1,8 @@
+import { readFileSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { MAX_QUOTA, MAX_WINDOW_SECONDS, POLICIES, POLICY_NAMES, type Quota, type RateLimitConfig } from './ratelimit/policies.js';
+import { MAX_FILE_BYTES, parseScopesFile, type PlatformScope, ScopesFileError } from './scopes/file.js';
 
 /** Levels accepted by pino, plus `silent`. */
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -49,6 +51,10 @@ export interface Config {
   readonly workers: number;
   /** How long a graceful shutdown may wait for in-flight requests. */
   readonly shutdownTimeoutMs: number;
+  /** The platform's own scopes, from `SCOPES_FILE`; none when it is unset. */
+  readonly scopes: readonly PlatformScope[];
+  /** GET /api/events: the heartbeat's interval, and how many streams one service credential may hold open here. */
+  readonly events: { readonly heartbeatMs: number; readonly maxStreamsPerCredential: number };
 }
 
 /** Thrown for an invalid environment; the message names the variable. */
@@ -145,6 +151,26 @@ function parseDatabase(env: Env): DatabaseConfig {
   throw new ConfigError('DATABASE_URL must start with sqlite: or postgres://');
 }
 
+/** The platform scopes declared in the file named by SCOPES_FILE, read and checked once at start. */
+function parseScopes(env: Env): PlatformScope[] {
+  const path = raw(env, 'SCOPES_FILE');
+  if (path === undefined) return [];
+  let text: string;
+  try {
+    if (statSync(path).size > MAX_FILE_BYTES) throw new ConfigError(`SCOPES_FILE ${path}: larger than ${MAX_FILE_BYTES} bytes`);
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    throw new ConfigError(`SCOPES_FILE ${path}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  try {
+    return parseScopesFile(text);
+  } catch (error) {
+    if (error instanceof ScopesFileError) throw new ConfigError(`SCOPES_FILE ${path}: ${error.message}`);
+    throw error;
+  }
+}
+
 function parseRedisUrl(env: Env): string | null {
   const url = raw(env, 'REDIS_URL');
   if (url === undefined) return null;
@@ -194,6 +220,12 @@ export function loadConfig(env: Env): Config {
     trustProxy: parseTrustProxy(env),
     workers: parseWorkers(raw(env, 'WORKERS'), 'WORKERS'),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    scopes: parseScopes(env),
+    events: {
+      // The contract promises a comment line at least every 15 s.
+      heartbeatMs: int(env, 'EVENTS_HEARTBEAT_MS', 15_000, 1000, 15_000),
+      maxStreamsPerCredential: int(env, 'EVENTS_STREAMS_PER_CREDENTIAL', 100, 1, 10_000),
+    },
   };
   return deepFreeze(config);
 }

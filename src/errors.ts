@@ -36,7 +36,7 @@ export const PROBLEMS = {
     title: 'Insufficient scope',
     detail: 'The token is valid but does not allow this operation.',
     explanation:
-      'The token was accepted but its type or scopes do not cover the operation. The `WWW-Authenticate` header names the scope that is needed; `*` means the operation needs a user token (JWT) from login.',
+      'The token was accepted but its type or scopes do not cover the operation. The `WWW-Authenticate` header names the scope that is needed; `*` means the operation needs a user token (JWT) from login, and `service` a service credential (`rzs_...`). A service credential may call only the introspection and event routes.',
   },
   forbidden: {
     status: 403,
@@ -166,6 +166,9 @@ export const unauthorized = () => new ProblemError('unauthorized', { headers: { 
  */
 export const invalidToken = () =>
   new ProblemError('invalid_token', { headers: { 'www-authenticate': `${REALM}, error="invalid_token"` } });
+
+/** The scope `WWW-Authenticate` names on routes only a service credential may call. */
+export const SERVICE_SCOPE = 'service';
 
 export const insufficientScope = (scope: string) =>
   new ProblemError('insufficient_scope', {

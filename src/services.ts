@@ -3,6 +3,7 @@ import { AppService } from './apps/service.js';
 import { AppStore } from './apps/store.js';
 import { Authenticator } from './auth/authenticator.js';
 import { UserTokens } from './auth/jwt.js';
+import { Introspector } from './auth/introspection.js';
 import { AccountService } from './auth/service.js';
 import { ChangeFeed } from './changes/feed.js';
 import { type ChangeSource, postgresSource, redisSource, sqliteSource } from './changes/sources.js';
@@ -11,6 +12,7 @@ import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { type Database, openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import { EventHub } from './events/hub.js';
 import { KeyRing } from './keys/service.js';
 import { RateLimiter } from './ratelimit/limiter.js';
 import { connectRedis, redisReady } from './ratelimit/redis.js';
@@ -18,6 +20,9 @@ import { KeyStore } from './keys/store.js';
 import { Periodic } from './lib/periodic.js';
 import { Maintenance } from './maintenance/runner.js';
 import { expiredSessions, MAINTENANCE_INTERVAL_MS, oldChanges } from './maintenance/sweeps.js';
+import { ScopeCatalogue } from './scopes/catalogue.js';
+import { ServiceCredentials } from './services/service.js';
+import { ServiceCredentialStore } from './services/store.js';
 import { SessionStore } from './sessions/store.js';
 import { TokenService } from './tokens/service.js';
 import { TokenStore } from './tokens/store.js';
@@ -36,9 +41,17 @@ export interface Services {
   readonly accounts: AccountService;
   readonly tokens: TokenService;
   readonly apps: AppService;
+  /** Every scope a token can carry: the built-in ones and the platform's (SCOPES_FILE). */
+  readonly scopes: ScopeCatalogue;
+  /** The platform services' credentials (`rzs_`), managed with the CLI. */
+  readonly serviceCredentials: ServiceCredentials;
   readonly keys: KeyRing;
   readonly authenticator: Authenticator;
+  /** RFC 7662 answers for the platform's services, from {@link authenticator}. */
+  readonly introspector: Introspector;
   readonly feed: ChangeFeed;
+  /** The event streams of the platform's services (GET /api/events), fed by {@link feed}. */
+  readonly events: EventHub;
   /** Periodic clean-ups: the server starts them, {@link close} stops them. */
   readonly maintenance: Maintenance;
   readonly rateLimiter: RateLimiter;
@@ -93,6 +106,7 @@ interface Infrastructure {
 
 async function wire(config: Config, { database, redis, clock, onError, requireFeed }: Infrastructure): Promise<Services> {
   const { db } = database;
+  const scopes = new ScopeCatalogue(config.scopes);
   const tokenStore = new TokenStore(db);
   const sessionStore = new SessionStore(db);
   const userStore = new UserStore(db);
@@ -117,7 +131,8 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   usage.start();
 
   const users = new UserService(userStore, hasher, feed, clock, { minLength: passwords.minLength, blocklist: loadBlocklist() });
-  const authenticator = new Authenticator({ tokens: tokenStore, sessions: sessionStore, users: userStore, userTokens, usage, clock });
+  const serviceStore = new ServiceCredentialStore(db);
+  const authenticator = new Authenticator({ tokens: tokenStore, services: serviceStore, sessions: sessionStore, users: userStore, userTokens, usage, clock });
   feed.subscribe(async (change) => {
     try {
       // New keys first, then drop cached verifications, so nothing is re-cached under the old keys.
@@ -127,6 +142,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
       authenticator.forget(change);
     }
   });
+  const events = new EventHub(feed, changeStore, config.events);
   const maintenance = new Maintenance(
     [expiredSessions(sessionStore), oldChanges(changeStore, config.changes.retentionMs)],
     clock,
@@ -149,15 +165,20 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
       clock,
       signupEnabled: config.signupEnabled,
     }),
-    tokens: new TokenService(tokenStore, usage, feed, clock),
-    apps: new AppService(new AppStore(db), feed, clock),
+    tokens: new TokenService(tokenStore, usage, feed, clock, scopes),
+    apps: new AppService(new AppStore(db), feed, clock, scopes),
+    scopes,
+    serviceCredentials: new ServiceCredentials(serviceStore, feed, clock),
     keys,
     authenticator,
+    introspector: new Introspector(authenticator, config.jwt.issuer),
     feed,
+    events,
     maintenance,
     rateLimiter: new RateLimiter(config.rateLimits, redis, config.redisPrefix),
     redis,
     async close() {
+      events.stop();
       await maintenance.stop();
       await polling.stop();
       await usage.stop();

@@ -11,10 +11,15 @@ export const TAGS = {
   tokens: 'API tokens',
   apps: 'Apps and app tokens',
   keys: 'Public signing keys',
+  scopes: 'The scopes tokens can carry: rz-auth\'s own and the platform\'s',
+  platform: 'For the platform\'s services, with a service credential: introspection and the event stream',
   operations: 'Health and readiness probes',
 } as const;
 
 export type Tag = keyof typeof TAGS;
+
+/** Marks, in a route's schema, a body the request may leave out (http/docs.ts says so in the document). */
+export const OPTIONAL_BODY = 'x-optional-body';
 
 /** The verbs an operationId may start with; a generated client's method reads as what it does. */
 export const VERBS = ['get', 'list', 'create', 'register', 'issue', 'revoke', 'delete', 'update', 'sign', 'log', 'check', 'introspect', 'stream'] as const;
@@ -36,6 +41,12 @@ export type OperationSpec = Access & {
   readonly description: string;
   readonly tags: readonly [Tag, ...Tag[]];
   readonly body?: TSchema;
+  /** The body may be left out; when one is sent (as JSON) it must match `body`. */
+  readonly optionalBody?: true;
+  /** The body's media types, when not JSON alone. */
+  readonly consumes?: readonly string[];
+  /** Request headers the operation reads. */
+  readonly headers?: TSchema;
   readonly params?: TSchema;
   readonly success: Successes;
   /** What the operation itself can answer; what the guard, body parser and limits answer is added. */
@@ -46,7 +57,8 @@ type ResponseSchemas<R extends Successes> = { readonly [K in keyof R]: R[K] exte
 
 /** The request schemas the spec gives, and no key for one it does not (Fastify warns of an empty one). */
 type RequestSchemas<S extends OperationSpec> = (S extends { readonly body: infer B } ? { readonly body: B } : unknown) &
-  (S extends { readonly params: infer P } ? { readonly params: P } : unknown);
+  (S extends { readonly params: infer P } ? { readonly params: P } : unknown) &
+  (S extends { readonly headers: infer H } ? { readonly headers: H } : unknown);
 
 /** The parts of Fastify route options that {@link operation} fills in. */
 export interface Operation<S extends OperationSpec> {
@@ -101,8 +113,12 @@ export function operation<const S extends OperationSpec>(spec: S): Operation<S> 
       description: spec.description,
       tags: spec.tags,
       security: spec.auth === 'public' ? [] : securityOf(spec.auth),
-      ...(spec.body ? { body: spec.body } : {}),
+      // Fastify validates a body given by media type only when one of that type is sent.
+      ...(spec.body ? { body: spec.optionalBody ? { content: { 'application/json': { schema: spec.body } } } : spec.body } : {}),
       ...(spec.params ? { params: spec.params } : {}),
+      ...(spec.optionalBody ? { [OPTIONAL_BODY]: true } : {}),
+      ...(spec.consumes ? { consumes: [...spec.consumes] } : {}),
+      ...(spec.headers ? { headers: spec.headers } : {}),
       response,
     } as Operation<S>['schema'],
   };

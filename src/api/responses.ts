@@ -7,6 +7,8 @@ import { ProblemRef } from './schemas.js';
 export interface Success {
   readonly description: string;
   readonly schema?: TSchema;
+  /** The body's media type, when it is not JSON (an event stream). */
+  readonly mediaType?: string;
 }
 
 export type Successes = Readonly<Partial<Record<200 | 201 | 202 | 204, Success>>>;
@@ -87,7 +89,10 @@ export function responsesOf(plan: ResponsePlan): Record<string, object> {
   const limits = plan.limited ? RATE_LIMIT_HEADERS : {};
   const out: Record<string, object> = {};
   for (const [status, success] of Object.entries(plan.success)) {
-    out[status] = { ...(success.schema ?? Type.Null()), description: success.description, ...(plan.limited ? { headers: limits } : {}) };
+    const headers = plan.limited ? { headers: limits } : {};
+    out[status] = success.mediaType
+      ? { description: success.description, ...headers, content: { [success.mediaType]: { schema: success.schema ?? Type.Null() } } }
+      : { ...(success.schema ?? Type.Null()), description: success.description, ...headers };
   }
   const byStatus = new Map<number, ProblemCode[]>();
   for (const code of plan.problems) byStatus.set(PROBLEMS[code].status, [...(byStatus.get(PROBLEMS[code].status) ?? []), code]);

@@ -1,6 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
-import type { Principal } from '../auth/principal.js';
+import type { Caller, Principal, ServicePrincipal } from '../auth/principal.js';
 import type { Scope } from '../tokens/scopes.js';
 
 /*
@@ -14,11 +14,13 @@ export type Http = FastifyInstance<RawServerDefault, RawRequestDefaultExpression
 
 /**
  * Who may call a route. A user token (JWT) may call every protected route; `api` names the scope an
- * API token needs (`any` for no particular scope); `app` lets app tokens in.
+ * API token needs (`any` for no particular scope); `app` lets app tokens in. A `service` route is
+ * for the platform's services alone: only a service credential may call it, and it no other route.
  */
 export interface RouteAuth {
   readonly api?: Scope | 'any';
   readonly app?: boolean;
+  readonly service?: boolean;
 }
 
 /** Public routes name the limits they fall under; protected routes are limited by the guard. */
@@ -32,12 +34,20 @@ declare module 'fastify' {
     rateLimit?: RouteRateLimit;
   }
   interface FastifyRequest {
-    principal: Principal | null;
+    principal: Caller | null;
   }
 }
 
 /** The principal of a route declared with `config.auth`; the guard has already run. */
 export function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal) throw new Error(`route ${request.routeOptions.url ?? ''} has no auth config`);
-  return request.principal;
+  const caller = request.principal;
+  if (!caller || caller.type === 'service') throw new Error(`route ${request.routeOptions.url ?? ''} has no user auth config`);
+  return caller;
+}
+
+/** The platform service calling a route declared with `config.auth.service`; the guard has already run. */
+export function serviceOf(request: FastifyRequest): ServicePrincipal {
+  const caller = request.principal;
+  if (caller?.type !== 'service') throw new Error(`route ${request.routeOptions.url ?? ''} has no service auth config`);
+  return caller;
 }

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { PROBLEM_LIMITS, PROBLEMS, type ProblemCode } from '../errors.js';
-import { MAX_SCOPE_NAME_LENGTH, SCOPE_NAME, SCOPES } from '../tokens/scopes.js';
+import { MAX_SCOPE_NAME_LENGTH, MAX_TOKEN_SCOPES, SCOPE_NAME } from '../tokens/scopes.js';
 import { USERNAME } from '../users/service.js';
 
 /*
@@ -23,10 +23,13 @@ export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
 /** A token or app name as stored: trimmed, 1 to 100 characters. */
 export const Label = Type.String({ minLength: 1, maxLength: 100 });
 
-/** A token's scopes as responses show them. */
-export const ScopeNames = Type.Array(Type.String({ pattern: `^${SCOPE_NAME}$`, maxLength: MAX_SCOPE_NAME_LENGTH, examples: ['apps:read'] }), {
+/** A scope's name: rz-auth's own or the platform's (SCOPES_FILE). */
+export const ScopeName = Type.String({ pattern: `^${SCOPE_NAME}$`, maxLength: MAX_SCOPE_NAME_LENGTH, examples: ['apps:read'] });
+
+/** A token's scopes as responses show them, built-in and platform ones. */
+export const ScopeNames = Type.Array(ScopeName, {
   uniqueItems: true,
-  maxItems: SCOPES.length,
+  maxItems: MAX_TOKEN_SCOPES,
 });
 
 const FieldErrorSchema = Type.Object(

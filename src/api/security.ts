@@ -17,7 +17,7 @@ export const SECURITY_SCHEMES = {
     bearerFormat: 'JWT',
     description:
       'A user token from login or signup: a JWS signed with EdDSA (Ed25519) that follows RFC8725 (JWT Best Current Practices): one algorithm only, explicit `typ`, and `iss`, `aud`, `exp` always checked. Keys: GET /.well-known/jwks.json.',
-    scopes: () => [],
+    scopes: (auth) => (auth.service ? null : []),
   },
   apiToken: {
     bearerFormat: 'rz_',
@@ -28,6 +28,12 @@ export const SECURITY_SCHEMES = {
     bearerFormat: 'rza_',
     description: 'An app token (`rza_` + 43 base62 + 6 base62 checksum). It acts on its own app only.',
     scopes: (auth) => (auth.app ? [] : null),
+  },
+  serviceToken: {
+    bearerFormat: 'rzs_',
+    description:
+      'A platform service\'s credential (`rzs_` + 43 base62 + 6 base62 checksum), from `rz-auth services create`. It may introspect tokens and read the event stream, and nothing else.',
+    scopes: (auth) => (auth.service ? [] : null),
   },
 } as const satisfies Record<string, BearerScheme>;
 

@@ -2,17 +2,27 @@ import { Type } from 'typebox';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf } from '../api/route.js';
 import { IdParams, Label, Timestamp, Uuid } from '../api/schemas.js';
+import type { ScopeCatalogue } from '../scopes/catalogue.js';
+import { requestedScopes } from '../scopes/routes.js';
 import { TOKEN_SHAPE } from '../tokens/format.js';
-import type { AppService, IssuedAppToken } from './service.js';
+import type { AppService, AppTokenInput, IssuedAppToken } from './service.js';
 import type { App } from './store.js';
 
-const RegisterAppBody = Type.Object(
-  {
-    name: Type.String({ maxLength: 1000, description: '1 to 100 characters after trimming.', examples: ['Space Invaders'] }),
-    description: Type.Optional(Type.String({ maxLength: 4000, description: 'Up to 1000 characters.', examples: ['A retro shooter.'] })),
-  },
-  { additionalProperties: false },
-);
+const APP_TOKEN_SCOPES = 'Scopes of the platform that app tokens may carry. Omitted means none: the token can call GET /api/me and read its own app.';
+
+const registerAppBody = (catalogue: ScopeCatalogue) =>
+  Type.Object(
+    {
+      name: Type.String({ maxLength: 1000, description: '1 to 100 characters after trimming.', examples: ['Space Invaders'] }),
+      description: Type.Optional(Type.String({ maxLength: 4000, description: 'Up to 1000 characters.', examples: ['A retro shooter.'] })),
+      scopes: Type.Optional(requestedScopes(catalogue, 'app_token', `The first app token's scopes. ${APP_TOKEN_SCOPES}`)),
+    },
+    { additionalProperties: false },
+  );
+
+/** The body of POST /api/apps/{id}/tokens, which may be omitted. */
+const issueTokenBody = (catalogue: ScopeCatalogue) =>
+  Type.Object({ scopes: Type.Optional(requestedScopes(catalogue, 'app_token', APP_TOKEN_SCOPES)) }, { additionalProperties: false });
 
 const Description = Type.String({ maxLength: 1000, examples: ['A retro shooter.'] });
 
@@ -35,7 +45,8 @@ const record = (a: App) => ({ id: a.id, name: a.name, description: a.description
 const issued = (t: IssuedAppToken) => ({ token: t.value, token_id: t.tokenId, created_at: t.createdAt });
 
 /** Apps and their tokens. */
-export function appRoutes(app: Http, apps: AppService): void {
+export function appRoutes(app: Http, apps: AppService, catalogue: ScopeCatalogue): void {
+  const RegisterAppBody = registerAppBody(catalogue);
   app.post('/api/apps', {
     ...operation({
       operationId: 'registerApp',
@@ -101,8 +112,14 @@ export function appRoutes(app: Http, apps: AppService): void {
       description: 'For rotation: issue a new token, deploy it, then revoke the old one with DELETE /api/tokens/{token_id}.',
       auth: { api: 'apps:write' },
       params: IdParams,
+      body: issueTokenBody(catalogue),
+      optionalBody: true,
       success: { 201: { description: 'Issued: the new token and its value.', schema: IssuedToken } },
     }),
-    handler: async (request, reply) => reply.code(201).send(issued(await apps.issueToken(principalOf(request).user.id, request.params.id))),
+    handler: async (request, reply) => {
+      // Validated against the body schema whenever a body was sent; without one there are no scopes.
+      const input: AppTokenInput = request.body ?? {};
+      return reply.code(201).send(issued(await apps.issueToken(principalOf(request).user.id, request.params.id, input)));
+    },
   });
 }

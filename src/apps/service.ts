@@ -5,10 +5,16 @@ import { type Clock, iso } from '../clock.js';
 import { type FieldError, insufficientScope, notFound, validationFailed } from '../errors.js';
 import { isUuid } from '../lib/ids.js';
 import { cleanLabel, cleanText } from '../lib/text.js';
+import type { ScopeCatalogue } from '../scopes/catalogue.js';
 import { mintToken } from '../tokens/service.js';
 import type { App, AppStore } from './store.js';
 
-export interface RegisterAppInput {
+export interface AppTokenInput {
+  /** Catalogue scopes that app tokens may carry; none by default. */
+  readonly scopes?: readonly string[] | undefined;
+}
+
+export interface RegisterAppInput extends AppTokenInput {
   readonly name: string;
   readonly description?: string | undefined;
 }
@@ -19,12 +25,15 @@ export interface IssuedAppToken {
   readonly createdAt: string;
 }
 
+const sorted = (scopes: readonly string[] | undefined): string[] => [...new Set(scopes ?? [])].sort();
+
 /** Rules for apps and their tokens. */
 export class AppService {
   constructor(
     private readonly store: AppStore,
     private readonly feed: ChangeFeed,
     private readonly clock: Clock,
+    private readonly catalogue: ScopeCatalogue,
   ) {}
 
   /** Registers an app and issues its first app token in one transaction. */
@@ -34,11 +43,12 @@ export class AppService {
     const description = cleanText(input.description ?? '', 'description', 1000);
     if (typeof name !== 'string') errors.push(name);
     if (typeof description !== 'string') errors.push(description);
-    if (typeof name !== 'string' || typeof description !== 'string') throw validationFailed(errors);
+    errors.push(...this.catalogue.check('app_token', input.scopes));
+    if (typeof name !== 'string' || typeof description !== 'string' || errors.length > 0) throw validationFailed(errors);
 
     const createdAt = iso(this.clock.now());
     const app: App = { id: randomUUID(), userId, name, description, createdAt };
-    const minted = mintToken('app', { userId, appId: app.id, name, scopes: [], createdAt, expiresAt: null });
+    const minted = mintToken('app', { userId, appId: app.id, name, scopes: sorted(input.scopes), createdAt, expiresAt: null });
     await this.store.insertWithToken(app, minted.record);
     return { app, token: { value: minted.value, tokenId: minted.record.id, createdAt } };
   }
@@ -60,10 +70,12 @@ export class AppService {
   }
 
   /** Issues an additional token for the app (rotation: issue, deploy, then revoke the old one). */
-  async issueToken(userId: string, appId: string): Promise<IssuedAppToken> {
+  async issueToken(userId: string, appId: string, input: AppTokenInput = {}): Promise<IssuedAppToken> {
+    const errors = this.catalogue.check('app_token', input.scopes);
+    if (errors.length > 0) throw validationFailed(errors);
     const app = await this.find(userId, appId);
     const createdAt = iso(this.clock.now());
-    const minted = mintToken('app', { userId, appId: app.id, name: app.name, scopes: [], createdAt, expiresAt: null });
+    const minted = mintToken('app', { userId, appId: app.id, name: app.name, scopes: sorted(input.scopes), createdAt, expiresAt: null });
     if (!(await this.store.insertToken(minted.record))) throw notFound();
     return { value: minted.value, tokenId: minted.record.id, createdAt };
   }

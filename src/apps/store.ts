@@ -83,7 +83,7 @@ export class AppStore {
     return this.db.transaction().execute(async (trx) => {
       const result = await trx.deleteFrom('apps').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
       if (result.numDeletedRows === 0n) return false;
-      await recordChange(trx, 'app', id, at);
+      await recordChange(trx, 'app', id, at, { type: 'app.deleted', data: { app_id: id, user_id: userId } });
       return true;
     });
   }

@@ -2,13 +2,15 @@ import type { FeedEvent } from '../changes/feed.js';
 import type { Clock } from '../clock.js';
 import { invalidToken } from '../errors.js';
 import { BoundedMap } from '../lib/bounded-map.js';
+import type { ServiceCredentialStore } from '../services/store.js';
 import type { Session, SessionStore } from '../sessions/store.js';
-import { tokenDigest, tokenKind } from '../tokens/format.js';
-import type { TokenLookup, TokenStore } from '../tokens/store.js';
+import { type OpaqueKind, tokenKind } from '../tokens/format.js';
+import type { TokenStore } from '../tokens/store.js';
 import type { UsageRecorder } from '../tokens/usage.js';
 import type { UserStore } from '../users/store.js';
 import type { UserTokens } from './jwt.js';
-import type { Principal } from './principal.js';
+import { findOpaque, type OpaqueEntry } from './opaque.js';
+import type { Caller, Principal } from './principal.js';
 
 const CACHE_SIZE = 50_000;
 /**
@@ -20,11 +22,6 @@ const CACHE_SIZE = 50_000;
  */
 const JWT_KEY_LENGTH = 16;
 const jwtKey = (token: string): string => token.slice(-JWT_KEY_LENGTH);
-
-interface TokenEntry {
-  readonly principal: Principal;
-  readonly revoked: boolean;
-}
 
 /** What authentication needs of a session, with its expiry parsed once. */
 interface CachedSession {
@@ -51,6 +48,7 @@ interface JwtEntry {
 
 export interface AuthenticatorDeps {
   readonly tokens: TokenStore;
+  readonly services: ServiceCredentialStore;
   readonly sessions: SessionStore;
   readonly users: UserStore;
   readonly userTokens: UserTokens;
@@ -61,10 +59,11 @@ export interface AuthenticatorDeps {
 }
 
 /**
- * Turns a bearer token into a {@link Principal}. Verified JWTs, sessions and token lookups are cached
- * in process; every change that could make a cached answer wrong (revocation, logout, deletion, key
- * rotation) reaches {@link forget} before the next request is authenticated, locally at once and
- * from other processes through the change feed.
+ * Turns a bearer token into its {@link Caller}: a user's principal, or a platform service. Every
+ * route, and introspection, authenticates through the process's one instance. Verified JWTs,
+ * sessions and token lookups are cached in process; every change that could make a cached answer
+ * wrong (revocation, logout, deletion, key rotation) reaches {@link forget} before the next request
+ * is authenticated, locally at once and from other processes through the change feed.
  */
 export class Authenticator {
   /** Verified JWTs by {@link jwtKey}; read them through {@link verifiedJwt}. */
@@ -74,7 +73,7 @@ export class Authenticator {
    * Opaque tokens the store vouched for, by their exact value: the store is searched by SHA-256
    * digest, and a cache hit needs none. Only well-formed tokens found in the store are ever added.
    */
-  private readonly tokens: BoundedMap<string, TokenEntry>;
+  private readonly tokens: BoundedMap<string, OpaqueEntry>;
   /** The value of each cached token by token id, for {@link forget}; follows `tokens` on eviction. */
   private readonly tokenValues = new Map<string, string>();
   /**
@@ -83,20 +82,20 @@ export class Authenticator {
    */
   private generation = 0;
   /** Lookups under way, by token: requests that arrive meanwhile share one (same generation only). */
-  private readonly inFlight = new Map<string, { readonly generation: number; readonly promise: Promise<Principal> }>();
+  private readonly inFlight = new Map<string, { readonly generation: number; readonly promise: Promise<Caller> }>();
 
   constructor(private readonly deps: AuthenticatorDeps) {
     const size = deps.cacheSize ?? CACHE_SIZE;
     this.jwts = new BoundedMap(size);
     this.sessions = new BoundedMap(size);
-    this.tokens = new BoundedMap(size, (_value, entry) => this.tokenValues.delete(entry.principal.credentialId));
+    this.tokens = new BoundedMap(size, (_value, entry) => this.tokenValues.delete(entry.caller.credentialId));
   }
 
   /**
-   * The principal of a bearer token: at once when the caches decide, otherwise after a lookup.
+   * The caller of a bearer token: at once when the caches decide, otherwise after a lookup.
    * @throws ProblemError invalid_token (or rejects with it), identical for every reason.
    */
-  authenticate(token: string): Promise<Principal> | Principal {
+  authenticate(token: string): Promise<Caller> | Caller {
     if (token.startsWith('eyJ')) return this.authenticateJwt(token);
     return this.authenticateOpaque(token);
   }
@@ -105,7 +104,8 @@ export class Authenticator {
   forget(change: FeedEvent): void {
     this.generation++;
     switch (change.kind) {
-      case 'token': {
+      case 'token':
+      case 'service': {
         const value = this.tokenValues.get(change.ref);
         if (value !== undefined) this.tokens.delete(value);
         this.tokenValues.delete(change.ref);
@@ -123,19 +123,20 @@ export class Authenticator {
     }
   }
 
-  private authenticateOpaque(token: string): Promise<Principal> | Principal {
+  private authenticateOpaque(token: string): Promise<Caller> | Caller {
     // Only well-formed tokens are ever cached, so a hit needs no shape or checksum check.
     const cached = this.tokens.get(token);
     if (cached) return this.accept(cached);
     // Shape and checksum first: strings that are not our tokens never reach the store.
-    if (tokenKind(token) === null) throw invalidToken();
-    return this.shared(token, () => this.lookupToken(token));
+    const kind = tokenKind(token);
+    if (kind === null) throw invalidToken();
+    return this.shared(token, () => this.lookupToken(token, kind));
   }
 
   /** One lookup per token at a time: a request that arrives while one runs waits for it. */
-  private shared(token: string, lookup: () => Promise<Principal>): Promise<Principal> {
+  private shared<T extends Caller>(token: string, lookup: () => Promise<T>): Promise<T> {
     const running = this.inFlight.get(token);
-    if (running?.generation === this.generation) return running.promise;
+    if (running?.generation === this.generation) return running.promise as Promise<T>;
     const promise = lookup().finally(() => {
       if (this.inFlight.get(token)?.promise === promise) this.inFlight.delete(token);
     });
@@ -143,24 +144,24 @@ export class Authenticator {
     return promise;
   }
 
-  private async lookupToken(token: string): Promise<Principal> {
+  private async lookupToken(token: string, kind: OpaqueKind): Promise<Caller> {
     const generation = this.generation;
-    const found = await this.deps.tokens.findByDigest(tokenDigest(token));
-    if (!found) throw invalidToken();
-    const entry: TokenEntry = { principal: toPrincipal(found), revoked: found.revoked };
+    const entry = await findOpaque(this.deps, token, kind);
+    if (!entry) throw invalidToken();
     if (generation === this.generation) {
       this.tokens.set(token, entry);
-      this.tokenValues.set(found.token.id, token);
+      this.tokenValues.set(entry.caller.credentialId, token);
     }
     return this.accept(entry);
   }
 
-  private accept(entry: TokenEntry): Principal {
-    const { principal } = entry;
+  private accept({ caller, revoked }: OpaqueEntry): Caller {
+    if (revoked) throw invalidToken();
+    if (caller.type === 'service') return caller;
     const now = this.deps.clock.now();
-    if (entry.revoked || (principal.expiresAt !== null && principal.expiresAt <= now)) throw invalidToken();
-    this.deps.usage.record(principal.credentialId, now);
-    return principal;
+    if (caller.expiresAt !== null && caller.expiresAt <= now) throw invalidToken();
+    this.deps.usage.record(caller.credentialId, now);
+    return caller;
   }
 
   private authenticateJwt(token: string): Promise<Principal> | Principal {
@@ -201,6 +202,7 @@ export class Authenticator {
         user: { id: user.id, username: user.username, email: user.email },
         credentialId: claims.sid,
         scopes: ['*'],
+        issuedAt: claims.iat * 1000,
         expiresAt: claims.exp * 1000,
         app: null,
       },
@@ -225,15 +227,4 @@ function acceptSession(entry: JwtEntry, session: CachedSession | null | undefine
     throw invalidToken();
   }
   return entry.principal;
-}
-
-function toPrincipal({ token, owner, app }: TokenLookup): Principal {
-  return {
-    type: token.kind === 'api' ? 'api_token' : 'app_token',
-    user: owner,
-    credentialId: token.id,
-    scopes: token.scopes,
-    expiresAt: token.expiresAt === null ? null : Date.parse(token.expiresAt),
-    app,
-  };
 }

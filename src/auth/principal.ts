@@ -7,9 +7,21 @@ export interface Principal {
   readonly user: { readonly id: string; readonly username: string; readonly email: string };
   /** The session id for a user token, the token id otherwise. */
   readonly credentialId: string;
-  /** `["*"]` for a user token; the catalogue scopes of an API token; none for an app token. */
+  /** `["*"]` for a user token; the catalogue scopes chosen for an API or app token. */
   readonly scopes: readonly string[];
+  /** Milliseconds since the epoch: when the user token was issued, or the token created. */
+  readonly issuedAt: number;
   /** Milliseconds since the epoch, or null for a token that does not expire. */
   readonly expiresAt: number | null;
   readonly app: { readonly id: string; readonly name: string } | null;
 }
+
+/** A platform service, by its credential (`rzs_`): it may only introspect tokens and read the event stream. */
+export interface ServicePrincipal {
+  readonly type: 'service';
+  readonly credentialId: string;
+  readonly name: string;
+}
+
+/** Whoever a valid bearer token stands for. */
+export type Caller = Principal | ServicePrincipal;

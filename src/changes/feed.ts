@@ -1,4 +1,5 @@
 import type { ChangeSource, Position } from './sources.js';
+import { watchSource } from './watch.js';
 import type { Change, ChangeKind, ChangeStore } from './store.js';
 
 /** A change to apply, with its id in the log, or `reset`: the feed lost track, so every cache must start over. */
@@ -34,6 +35,8 @@ export class ChangeFeed {
   private tail: Promise<void> | undefined;
   private failing = false;
   private readonly listeners: ChangeListener[] = [];
+  private watchers = 0;
+  private unwatch: (() => void) | undefined;
 
   constructor(
     private readonly store: ChangeStore,
@@ -82,6 +85,24 @@ export class ChangeFeed {
       // Committed, and in the log: the other processes apply it at their next poll instead.
       this.onError(new Error(`change ${kind} ${ref} was committed but not announced`, { cause: error }));
     }
+  }
+
+  /**
+   * Until the returned function is called, applies changes other processes announce as soon as they
+   * do, not at this process's next request or poll (see {@link watchSource}): the event streams
+   * need that, an idle instance does not.
+   */
+  watch(): () => void {
+    if (this.watchers++ === 0) this.unwatch = watchSource(this, this.source, this.onError);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (--this.watchers === 0) {
+        this.unwatch?.();
+        this.unwatch = undefined;
+      }
+    };
   }
 
   /** Applies whatever the log holds after the cursor, announced or not. */
@@ -183,6 +204,9 @@ export class ChangeFeed {
         this.applied = change.id;
       }
       if (changes.length < PAGE) return;
+      // A long catch-up lets I/O run between pages (on SQLite nothing else would): event streams
+      // drain their sockets instead of queueing every page for their clients at once.
+      await new Promise(setImmediate);
       changes = await this.store.listAfter(this.applied, PAGE);
     }
   }

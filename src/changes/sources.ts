@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { reportOutages } from '../ratelimit/redis.js';
 import type { ChangeStore } from './store.js';
 
 /**
@@ -23,6 +24,12 @@ export interface ChangeSource {
   position(): Position | Promise<Position>;
   /** Tells the other processes that the log reached change `id`. Rejects when it cannot. */
   announce(id: number): Promise<void>;
+  /**
+   * Calls `onAnnounce` as soon as another process announces a change, until the returned function
+   * is called; absent when the source cannot push (the feed then asks it on a short interval).
+   * Only a wake-up: what changed is always read from the log.
+   */
+  listen?(onAnnounce: () => void, onError: (error: unknown) => void): () => void;
 }
 
 /**
@@ -41,11 +48,15 @@ export function postgresSource(store: ChangeStore): ChangeSource {
   return { position: async () => ({ epoch: '', seq: await store.latestId() }), announce: async () => {} };
 }
 
-/** Creates the epoch if it is missing, and raises the seq to the announced id (never lowers it). */
+/**
+ * Creates the epoch if it is missing, raises the seq to the announced id (never lowers it), and
+ * publishes the id to the processes listening.
+ */
 const ANNOUNCE = `
 redis.call('SET', KEYS[1], ARGV[2], 'NX')
 local seq = tonumber(redis.call('GET', KEYS[2]))
 if seq == nil or seq < tonumber(ARGV[1]) then redis.call('SET', KEYS[2], ARGV[1]) end
+redis.call('PUBLISH', KEYS[3], ARGV[1])
 `;
 
 const SEQ = /^\d{1,15}$/;
@@ -62,6 +73,7 @@ const SEQ = /^\d{1,15}$/;
 export function redisSource(redis: Redis, prefix: string): ChangeSource {
   const epochKey = `${prefix}changes:epoch`;
   const seqKey = `${prefix}changes:seq`;
+  const channel = `${prefix}changes`;
   return {
     async position() {
       let [epoch, seq] = await redis.mget(epochKey, seqKey);
@@ -74,7 +86,18 @@ export function redisSource(redis: Redis, prefix: string): ChangeSource {
       return { epoch, seq: Number(seq ?? 0) };
     },
     async announce(id) {
-      await redis.eval(ANNOUNCE, 2, epochKey, seqKey, String(id), randomUUID());
+      await redis.eval(ANNOUNCE, 3, epochKey, seqKey, channel, String(id), randomUUID());
+    },
+    listen(onAnnounce, onError) {
+      // A connection of its own: one that subscribes can send no other command. Its subscription is
+      // queued until it connects and renewed after each reconnect, when announcements may have been
+      // missed, so each 'ready' is a wake-up too.
+      const subscriber = redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null });
+      reportOutages(subscriber, onError);
+      subscriber.on('ready', onAnnounce);
+      subscriber.on('message', onAnnounce);
+      subscriber.subscribe(channel).catch(onError);
+      return () => subscriber.disconnect();
     },
   };
 }

@@ -1,6 +1,7 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { isPostgres } from '../db/dialect.js';
 import type { ChangesTable, Tables } from '../db/tables.js';
+import { type ChangeEvent, parseEvent } from './events.js';
 
 export type ChangeKind = ChangesTable['kind'];
 
@@ -9,6 +10,8 @@ export interface Change {
   readonly id: number;
   readonly kind: ChangeKind;
   readonly ref: string;
+  /** What the change means to the platform's services; null when it means nothing to them. */
+  readonly event: ChangeEvent | null;
 }
 
 /** Any number fixed for the life of the schema: the advisory lock that orders change transactions. */
@@ -21,9 +24,12 @@ const CHANGE_LOCK = 7_277_001;
  * one writer at a time; on PostgreSQL two transactions could commit out of id order, so change
  * transactions take a transaction-scoped advisory lock before allocating the id.
  */
-export async function recordChange(trx: Transaction<Tables>, kind: ChangeKind, ref: string, at: string): Promise<void> {
+export async function recordChange(trx: Transaction<Tables>, kind: ChangeKind, ref: string, at: string, event: ChangeEvent | null): Promise<void> {
   if (isPostgres(trx)) await sql`select pg_advisory_xact_lock(${CHANGE_LOCK})`.execute(trx);
-  await trx.insertInto('changes').values({ kind, ref, created_at: at }).execute();
+  await trx
+    .insertInto('changes')
+    .values({ kind, ref, created_at: at, event: event && JSON.stringify(event) })
+    .execute();
 }
 
 /** Reads and prunes the change log. */
@@ -34,13 +40,13 @@ export class ChangeStore {
   async listAfter(afterId: number, limit = 1000): Promise<Change[]> {
     const rows = await this.db
       .selectFrom('changes')
-      .select(['id', 'kind', 'ref'])
+      .select(['id', 'kind', 'ref', 'event'])
       .where('id', '>', afterId)
       .orderBy('id')
       .limit(limit)
       .execute();
     // PostgreSQL returns bigint as a string.
-    return rows.map((r) => ({ id: Number(r.id), kind: r.kind, ref: r.ref }));
+    return rows.map((r) => ({ id: Number(r.id), kind: r.kind, ref: r.ref, event: parseEvent(r.event) }));
   }
 
   /** The newest change id, or 0. */

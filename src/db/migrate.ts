@@ -2,11 +2,15 @@ import { type Kysely, type Migration, type MigrationResultSet, Migrator } from '
 import type { Tables } from './tables.js';
 import * as m0001 from './migrations/0001_initial.js';
 import * as m0002 from './migrations/0002_retention_indexes.js';
+import * as m0003 from './migrations/0003_change_events.js';
+import * as m0004 from './migrations/0004_service_credentials.js';
 
 /** Migrations are imported statically so the build output needs no directory scanning. */
 const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': m0001,
   '0002_retention_indexes': m0002,
+  '0003_change_events': m0003,
+  '0004_service_credentials': m0004,
 };
 
 /**

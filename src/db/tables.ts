@@ -58,15 +58,28 @@ export interface SigningKeysTable {
   retired_at: string | null;
 }
 
+/** A platform service's credential (`rzs_`): introspection and the event stream only. */
+export interface ServiceCredentialsTable {
+  id: string;
+  name: string;
+  /** Hex SHA-256 of the full credential; the value itself is never stored. */
+  digest: string;
+  hint: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
 /**
  * An append-only log of changes that in-process caches must forget (revoked tokens, logged-out
  * sessions, deleted apps and users, key changes). Written in the same transaction as the change.
  */
 export interface ChangesTable {
   id: Generated<number>;
-  kind: 'token' | 'session' | 'app' | 'user' | 'keys';
+  kind: 'token' | 'session' | 'app' | 'user' | 'keys' | 'service';
   ref: string;
   created_at: string;
+  /** JSON `{ type, data }`: the change as an event of GET /api/events; null for changes that are none. */
+  event: string | null;
 }
 
 export interface Tables {
@@ -75,5 +88,6 @@ export interface Tables {
   apps: AppsTable;
   tokens: TokensTable;
   signing_keys: SigningKeysTable;
+  service_credentials: ServiceCredentialsTable;
   changes: ChangesTable;
 }

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { TAGS } from '../api/operation.js';
+import { OPTIONAL_BODY, TAGS } from '../api/operation.js';
 import { RESPONSE_HEADERS } from '../api/responses.js';
 import { securitySchemes } from '../api/security.js';
 import { PROBLEMS, type ProblemCode, problemType } from '../errors.js';
@@ -18,7 +18,9 @@ Every request carries \`Authorization: Bearer <token>\` with one of:
 | API token | \`rz_\` + 43 base62 + 6 base62 checksum | POST /api/tokens | until revoked or \`expires_at\` |
 | App token | \`rza_\` + 43 base62 + 6 base62 checksum | POST /api/apps, POST /api/apps/{id}/tokens | until revoked or the app is deleted |
 
-API token scopes:
+A platform service checks these with a service credential (\`rzs_\`): \`POST /api/introspect\` and \`GET /api/events\`.
+
+API token scopes built into rz-auth (\`GET /api/scopes\` lists them with the platform's own):
 
 ${Object.entries(SCOPE_DESCRIPTIONS).map(([s, d]) => `- \`${s}\`: ${d}`).join('\n')}
 
@@ -52,8 +54,13 @@ interface HeaderObject {
   readonly description: string;
   readonly schema: object;
 }
+interface GeneratedOperation {
+  responses?: Record<string, { headers?: Record<string, unknown> }>;
+  requestBody?: { required?: boolean };
+  [OPTIONAL_BODY]?: true;
+}
 interface GeneratedDocument {
-  readonly paths?: Record<string, Record<string, { responses?: Record<string, { headers?: Record<string, unknown> }> }>>;
+  readonly paths?: Record<string, Record<string, GeneratedOperation>>;
   readonly components?: Record<string, unknown>;
 }
 
@@ -63,14 +70,18 @@ const asHeaderObject = ({ description, ...schema }: { readonly description: stri
 /**
  * Nearly every response repeats the same few headers (the RateLimit fields, Retry-After, the RFC
  * 6750 challenge): each is written once under components.headers and referenced, which more than
- * halves the document and explains each header in one place.
+ * halves the document and explains each header in one place. Bodies that may be left out are
+ * marked so.
  */
 function shareHeaders<D extends object>(doc: D): D {
   const generated: GeneratedDocument = doc;
   const shared = Object.fromEntries(Object.entries(RESPONSE_HEADERS).map(([name, header]) => [name, asHeaderObject(header)]));
   const paths = structuredClone(generated.paths ?? {});
   for (const item of Object.values(paths)) {
-    for (const op of Object.values(item)) {
+    for (const [method, { [OPTIONAL_BODY]: optionalBody, ...op }] of Object.entries(item)) {
+      // The generator marks every body required; operation() marks those that may be left out.
+      if (optionalBody && op.requestBody) op.requestBody.required = false;
+      item[method] = op;
       for (const response of Object.values(op.responses ?? {})) {
         for (const [name, header] of Object.entries(response.headers ?? {})) {
           if (response.headers && isDeepStrictEqual(header, shared[name])) response.headers[name] = { $ref: `#/components/headers/${name}` };

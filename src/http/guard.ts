@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RouteAuth } from '../api/route.js';
 import type { Authenticator } from '../auth/authenticator.js';
-import type { Principal } from '../auth/principal.js';
-import { insufficientScope } from '../errors.js';
+import type { Caller } from '../auth/principal.js';
+import { insufficientScope, SERVICE_SCOPE } from '../errors.js';
 import { readBearerToken } from './bearer.js';
 import type { RequestLimits } from './rate-limit.js';
 
@@ -11,8 +11,16 @@ function neededScope(auth: RouteAuth): string {
   return auth.api === undefined || auth.api === 'any' ? '*' : auth.api;
 }
 
-/** The authorization matrix of the contract, for one route and one principal. */
-export function authorize(principal: Principal, auth: RouteAuth): void {
+/**
+ * The authorization matrix of the contract, for one route and one caller. A service credential may
+ * call the service routes and nothing else; nothing else may call them.
+ */
+export function authorize(principal: Caller, auth: RouteAuth): void {
+  if (auth.service) {
+    if (principal.type !== 'service') throw insufficientScope(SERVICE_SCOPE);
+    return;
+  }
+  if (principal.type === 'service') throw insufficientScope(neededScope(auth));
   if (principal.type === 'user') return;
   if (principal.type === 'app_token') {
     if (!auth.app) throw insufficientScope(neededScope(auth));
@@ -34,7 +42,7 @@ export function registerGuard(app: FastifyInstance, authenticator: Authenticator
     const auth = route.config?.auth;
     if (!auth) return;
     const guard = async (request: FastifyRequest): Promise<void> => {
-      let principal: Principal;
+      let principal: Caller;
       try {
         principal = await authenticator.authenticate(readBearerToken(request.raw));
       } catch (error) {

@@ -5,12 +5,13 @@ import { redactSecrets } from '../lib/redact.js';
 export const BODY_LIMIT = 16 * 1024;
 const MAX_DEPTH = 32;
 /** Keys that could reach an object's prototype if the body were ever merged into another object. */
-const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+export const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 /** With the `u` flag this matches only unpaired surrogates: a pair is read as one code point. */
 const LONE_SURROGATE = /\p{Surrogate}/u;
 
-const badBody = (message: string) => validationFailed([{ field: 'body', message }], `The request body ${message}.`);
+/** A 400 naming the whole body, for a body that cannot be read at all. */
+export const badBody = (message: string) => validationFailed([{ field: 'body', message }], `The request body ${message}.`);
 
 /**
  * Walks already-valid JSON text and rejects duplicate keys, prototype keys, deep nesting and
@@ -77,21 +78,28 @@ export function parseJsonBody(body: Buffer): unknown {
 const JSON_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
 
 /**
+ * A parser for one media type: at most {@link BODY_LIMIT} bytes, and a Content-Type matching
+ * `accepted` exactly (media types are case-insensitive; any charset other than UTF-8 is refused).
+ */
+export function addBodyParser(app: FastifyInstance, mediaType: string, accepted: RegExp, parse: (body: Buffer) => unknown): void {
+  app.addContentTypeParser(mediaType, { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (request, body, done) => {
+    if (!accepted.test(request.headers['content-type'] ?? '')) {
+      done(new ProblemError('unsupported_media_type'), undefined);
+      return;
+    }
+    try {
+      done(null, parse(body as Buffer));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
+}
+
+/**
  * JSON is the only body type: Fastify's text/plain parser is removed, so form posts and CORS-simple
  * text/plain requests get 415 and never reach a handler.
  */
 export function registerJsonBodyParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (request, body, done) => {
-    // Media types are case-insensitive; any charset other than UTF-8 is refused.
-    if (!JSON_TYPE.test(request.headers['content-type'] ?? '')) {
-      done(new ProblemError('unsupported_media_type'), undefined);
-      return;
-    }
-    try {
-      done(null, parseJsonBody(body as Buffer));
-    } catch (error) {
-      done(error as Error, undefined);
-    }
-  });
+  addBodyParser(app, 'application/json', JSON_TYPE, parseJsonBody);
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'fastify';
-import type { Principal } from '../auth/principal.js';
+import type { Caller } from '../auth/principal.js';
 import { type DestinationStream, pino } from 'pino';
 import type { LogLevel } from '../config.js';
 import { redactSecrets, redactShapes } from '../lib/redact.js';
@@ -66,7 +66,7 @@ export interface AccessEntry {
   /** Time to produce the response. */
   readonly ms: number;
   readonly remote: string;
-  readonly principal: Principal | null;
+  readonly principal: Caller | null;
 }
 
 /**
@@ -83,7 +83,7 @@ export function logRequest(log: FastifyBaseLogger, entry: AccessEntry): void {
       status: entry.status,
       ms: Math.round(entry.ms * 100) / 100,
       remote: entry.remote,
-      ...(principal ? { auth: principal.type, user_id: principal.user.id, credential_id: principal.credentialId } : {}),
+      ...(principal ? { auth: principal.type, ...(principal.type === 'service' ? {} : { user_id: principal.user.id }), credential_id: principal.credentialId } : {}),
     },
     'request',
   );

@@ -45,6 +45,8 @@ export function meShortcut(deps: ShortcutDeps, fastify: RequestHandler): Request
         result.catch(() => undefined);
         return fastify(req, res);
       }
+      // A service credential is refused here: Fastify answers its 403.
+      if (result.type === 'service') return fastify(req, res);
       authorize(result, ME_AUTH);
       principal = result;
     } catch {

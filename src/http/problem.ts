@@ -68,6 +68,8 @@ function ruleMessage({ keyword, params }: AjvError): string {
       return 'must not list an item twice';
     case 'format':
       return `must be ${FORMAT_NAMES[String(params.format)] ?? 'in the documented format'}`;
+    case 'pattern':
+      return 'must be in the documented format';
     case 'const':
     case 'enum':
     case 'anyOf':

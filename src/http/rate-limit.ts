@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Principal } from '../auth/principal.js';
+import type { Caller } from '../auth/principal.js';
 import { ProblemError } from '../errors.js';
 import { addressKey } from '../ratelimit/address.js';
 import { type Decision, emailKey, type RateLimiter } from '../ratelimit/limiter.js';
@@ -14,8 +14,11 @@ declare module 'fastify' {
 
 const rateLimited = (decision: Decision) => new ProblemError('rate_limited', { headers: { 'retry-after': String(decision.resetSeconds) } });
 
-/** The bucket of an authenticated caller: the user for user tokens, the token itself otherwise. */
-const credentialKey = (principal: Principal): string => (principal.type === 'user' ? `user:${principal.user.id}` : `token:${principal.credentialId}`);
+/** The bucket of an authenticated caller: the user for user tokens, the token or service credential otherwise. */
+function credentialKey(caller: Caller): string {
+  if (caller.type === 'user') return `user:${caller.user.id}`;
+  return caller.type === 'service' ? `service:${caller.credentialId}` : `token:${caller.credentialId}`;
+}
 
 /** Counts requests against the policies and records the decisions for the response headers. */
 export class RequestLimits {
@@ -40,13 +43,16 @@ export class RequestLimits {
     return this.enforce(request, 'address', this.addressOf(request));
   }
 
-  /** Counts one request of an authenticated caller; null when the policy is off. */
-  credential(principal: Principal): Promise<Decision | null> {
-    return this.limiter.consume('credential', credentialKey(principal));
+  /**
+   * Counts one request of an authenticated caller, a platform service under its own policy; null
+   * when the policy is off.
+   */
+  credential(caller: Caller): Promise<Decision | null> {
+    return this.limiter.consume(caller.type === 'service' ? 'service' : 'credential', credentialKey(caller));
   }
 
-  async byCredential(request: FastifyRequest, principal: Principal): Promise<void> {
-    this.apply(request, await this.credential(principal));
+  async byCredential(request: FastifyRequest, caller: Caller): Promise<void> {
+    this.apply(request, await this.credential(caller));
   }
 
   private addressOf(request: FastifyRequest): string {

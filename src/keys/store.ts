@@ -48,7 +48,7 @@ export class KeyStore {
           retired_at: null,
         })
         .execute();
-      await recordChange(trx, 'keys', key.kid, key.createdAt);
+      await recordChange(trx, 'keys', key.kid, key.createdAt, { type: 'keys.changed', data: {} });
     });
   }
 }

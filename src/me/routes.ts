@@ -5,7 +5,7 @@ import { iso } from '../clock.js';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf, type RouteAuth } from '../api/route.js';
 import { Label, NullableTimestamp, UserSummary, Uuid } from '../api/schemas.js';
-import { MAX_SCOPE_NAME_LENGTH, SCOPE_NAME, SCOPES } from '../tokens/scopes.js';
+import { MAX_SCOPE_NAME_LENGTH, MAX_TOKEN_SCOPES, SCOPE_NAME } from '../tokens/scopes.js';
 
 const MeResponse = Type.Object(
   {
@@ -18,8 +18,8 @@ const MeResponse = Type.Object(
         token_id: Type.String({ ...Uuid, description: 'The session id for a user token, otherwise the token id.' }),
         scopes: Type.Array(Type.String({ pattern: `^(\\*|${SCOPE_NAME})$`, maxLength: MAX_SCOPE_NAME_LENGTH }), {
           uniqueItems: true,
-          maxItems: SCOPES.length,
-          description: '`["*"]` for a user token; the chosen scopes of an API token; none for an app token.',
+          maxItems: MAX_TOKEN_SCOPES,
+          description: '`["*"]` for a user token; the scopes chosen for an API or app token, built-in and platform ones (GET /api/scopes).',
         }),
         expires_at: NullableTimestamp,
       },

@@ -21,6 +21,11 @@ export const POLICIES = {
   },
   'signup-address': { env: 'RATE_LIMIT_SIGNUP_ADDRESS', fallback: '10/3600', description: 'Signups per client address.' },
   'signup-email': { env: 'RATE_LIMIT_SIGNUP_EMAIL', fallback: '5/3600', description: 'Signups per submitted email.' },
+  service: {
+    env: 'RATE_LIMIT_SERVICE',
+    fallback: '60000/60',
+    description: 'Requests of a platform service (introspection, opening the event stream), per service credential.',
+  },
 } as const;
 
 export type PolicyName = keyof typeof POLICIES;

@@ -13,16 +13,20 @@ export async function connectRedis(url: string, onError: (error: unknown) => voi
     connectTimeout: 2000,
     retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
   });
+  reportOutages(redis, onError);
+  return redis;
+}
+
+/** Reports a connection's errors once per outage, not once per reconnect attempt. */
+export function reportOutages(redis: Redis, onError: (error: unknown) => void): void {
   let reported = false;
   redis.on('error', (error) => {
-    // One report per outage, not one per reconnect attempt.
     if (!reported) onError(error);
     reported = true;
   });
   redis.on('ready', () => {
     reported = false;
   });
-  return redis;
 }
 
 /** Waits until the connection is ready, up to `timeoutMs`; false if it is not ready by then. */

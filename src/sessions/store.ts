@@ -32,14 +32,15 @@ export class SessionStore {
   /** Revokes an active session; false if it was already revoked or does not exist. */
   async revoke(id: string, at: string): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
-      const result = await trx
+      const revoked = await trx
         .updateTable('sessions')
         .set({ revoked_at: at })
         .where('id', '=', id)
         .where('revoked_at', 'is', null)
+        .returning('user_id')
         .executeTakeFirst();
-      if (result.numUpdatedRows === 0n) return false;
-      await recordChange(trx, 'session', id, at);
+      if (!revoked) return false;
+      await recordChange(trx, 'session', id, at, { type: 'session.revoked', data: { session_id: id, user_id: revoked.user_id } });
       return true;
     });
   }

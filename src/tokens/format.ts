@@ -1,10 +1,13 @@
 import { hash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
-/** The two opaque token types and their prefixes. */
+/** The opaque tokens of users: API tokens and app tokens. */
 export type TokenKind = 'api' | 'app';
 
-export const PREFIX: Readonly<Record<TokenKind, string>> = { api: 'rz_', app: 'rza_' };
+/** Every opaque token: the users' and the platform services' credentials (`rzs_`). */
+export type OpaqueKind = TokenKind | 'service';
+
+export const PREFIX: Readonly<Record<OpaqueKind, string>> = { api: 'rz_', app: 'rza_', service: 'rzs_' };
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 /** 43 base62 characters carry 43 × log2(62) ≈ 256.03 bits. */
@@ -12,10 +15,12 @@ const BODY_LENGTH = 43;
 /** 62^6 > 2^32, so six characters hold any CRC32. */
 const CHECKSUM_LENGTH = 6;
 /** A token's shape, checked before its checksum; the API document states the same patterns. */
-export const TOKEN_SHAPE: Readonly<Record<TokenKind, RegExp>> = {
+export const TOKEN_SHAPE: Readonly<Record<OpaqueKind, RegExp>> = {
   api: /^rz_[0-9A-Za-z]{49}$/,
   app: /^rza_[0-9A-Za-z]{49}$/,
+  service: /^rzs_[0-9A-Za-z]{49}$/,
 };
+const SHAPES = Object.entries(TOKEN_SHAPE) as ReadonlyArray<[OpaqueKind, RegExp]>;
 
 function base62(value: number, width: number): string {
   let out = '';
@@ -45,7 +50,7 @@ function randomBase62(length: number): string {
 }
 
 /** A new token value of the given kind: prefix + 43 random base62 + 6 base62 CRC32. */
-export function generateToken(kind: TokenKind): string {
+export function generateToken(kind: OpaqueKind): string {
   const head = PREFIX[kind] + randomBase62(BODY_LENGTH);
   return head + checksum(head);
 }
@@ -54,9 +59,9 @@ export function generateToken(kind: TokenKind): string {
  * The kind of a well-formed token, or null. Checks shape and checksum offline, so strings that are
  * not tokens never reach storage.
  */
-export function tokenKind(value: string): TokenKind | null {
-  const kind: TokenKind | null = TOKEN_SHAPE.api.test(value) ? 'api' : TOKEN_SHAPE.app.test(value) ? 'app' : null;
-  if (kind === null) return null;
+export function tokenKind(value: string): OpaqueKind | null {
+  const kind = SHAPES.find(([, shape]) => shape.test(value))?.[0];
+  if (kind === undefined) return null;
   const split = value.length - CHECKSUM_LENGTH;
   return checksum(value.slice(0, split)) === value.slice(split) ? kind : null;
 }
@@ -71,6 +76,6 @@ export function tokenDigest(value: string): string {
 }
 
 /** What lists show instead of the value: the prefix and the last four characters. */
-export function tokenHint(value: string, kind: TokenKind): string {
+export function tokenHint(value: string, kind: OpaqueKind): string {
   return PREFIX[kind] + value.slice(-4);
 }

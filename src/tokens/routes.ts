@@ -2,21 +2,22 @@ import { Type } from 'typebox';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf } from '../api/route.js';
 import { IdParams, Label, NullableTimestamp, ScopeNames, Timestamp, Uuid } from '../api/schemas.js';
+import type { ScopeCatalogue } from '../scopes/catalogue.js';
+import { requestedScopes } from '../scopes/routes.js';
 import { TOKEN_SHAPE } from './format.js';
-import { SCOPE_DESCRIPTIONS, SCOPES } from './scopes.js';
 import type { TokenService } from './service.js';
 import type { TokenRecord } from './store.js';
 
-const ScopeSchema = Type.Enum(SCOPES, { description: Object.entries(SCOPE_DESCRIPTIONS).map(([s, d]) => `\`${s}\`: ${d}`).join('\n') });
-
-const CreateTokenBody = Type.Object(
-  {
-    name: Type.String({ maxLength: 1000, description: '1 to 100 characters after trimming.', examples: ['deploy script'] }),
-    scopes: Type.Optional(Type.Array(ScopeSchema, { uniqueItems: true, maxItems: SCOPES.length, description: 'Omitted means none: the token can call GET /api/me only.' })),
-    expires_at: Type.Optional(Type.String({ format: 'date-time', maxLength: 64, description: 'ISO 8601, in the future. Omitted means no expiry.', examples: ['2027-01-01T00:00:00Z'] })),
-  },
-  { additionalProperties: false },
-);
+/** The body of POST /api/tokens; its scopes are the catalogue's that API tokens may carry. */
+const createTokenBody = (catalogue: ScopeCatalogue) =>
+  Type.Object(
+    {
+      name: Type.String({ maxLength: 1000, description: '1 to 100 characters after trimming.', examples: ['deploy script'] }),
+      scopes: Type.Optional(requestedScopes(catalogue, 'api_token', 'Omitted means none: the token can call GET /api/me only.')),
+      expires_at: Type.Optional(Type.String({ format: 'date-time', maxLength: 64, description: 'ISO 8601, in the future. Omitted means no expiry.', examples: ['2027-01-01T00:00:00Z'] })),
+    },
+    { additionalProperties: false },
+  );
 
 const CreatedToken = Type.Object(
   {
@@ -58,7 +59,8 @@ const summary = (t: TokenRecord) => ({
 });
 
 /** API tokens: create, list, revoke. */
-export function tokenRoutes(app: Http, tokens: TokenService): void {
+export function tokenRoutes(app: Http, tokens: TokenService, catalogue: ScopeCatalogue): void {
+  const CreateTokenBody = createTokenBody(catalogue);
   app.post('/api/tokens', {
     ...operation({
       operationId: 'createApiToken',

@@ -5,7 +5,7 @@ import { notFound, validationFailed, type FieldError } from '../errors.js';
 import { isUuid } from '../lib/ids.js';
 import { cleanLabel } from '../lib/text.js';
 import { generateToken, tokenDigest, tokenHint, type TokenKind } from './format.js';
-import type { Scope } from './scopes.js';
+import type { ScopeCatalogue } from '../scopes/catalogue.js';
 import type { NewToken, TokenRecord, TokenStore } from './store.js';
 import type { UsageRecorder } from './usage.js';
 
@@ -29,7 +29,7 @@ export function mintToken(
 
 export interface CreateApiTokenInput {
   readonly name: string;
-  readonly scopes?: readonly Scope[] | undefined;
+  readonly scopes?: readonly string[] | undefined;
   readonly expires_at?: string | undefined;
 }
 
@@ -40,6 +40,7 @@ export class TokenService {
     private readonly usage: UsageRecorder,
     private readonly feed: ChangeFeed,
     private readonly clock: Clock,
+    private readonly catalogue: ScopeCatalogue,
   ) {}
 
   async createApiToken(userId: string, input: CreateApiTokenInput): Promise<{ value: string; token: TokenRecord }> {
@@ -49,6 +50,7 @@ export class TokenService {
     if (typeof name !== 'string') errors.push(name);
     const expiresAt = input.expires_at === undefined ? null : Date.parse(input.expires_at);
     if (expiresAt !== null && !(expiresAt > now)) errors.push({ field: 'expires_at', message: 'must be in the future' });
+    errors.push(...this.catalogue.check('api_token', input.scopes));
     if (typeof name !== 'string' || errors.length > 0) throw validationFailed(errors);
 
     const { value, record } = mintToken('api', {

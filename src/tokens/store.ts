@@ -149,15 +149,18 @@ export class TokenStore {
    */
   async revoke(id: string, userId: string, at: string): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
-      const result = await trx
+      const revoked = await trx
         .updateTable('tokens')
         .set({ revoked_at: at })
         .where('id', '=', id)
         .where('user_id', '=', userId)
         .where('revoked_at', 'is', null)
+        .returning(['kind', 'app_id'])
         .executeTakeFirst();
-      if (result.numUpdatedRows === 0n) return false;
-      await recordChange(trx, 'token', id, at);
+      if (!revoked) return false;
+      const tokenType = revoked.kind === 'api' ? 'api_token' : 'app_token';
+      const data = { token_id: id, token_type: tokenType, user_id: userId, ...(revoked.app_id === null ? {} : { app_id: revoked.app_id }) } as const;
+      await recordChange(trx, 'token', id, at, { type: 'token.revoked', data });
       return true;
     });
   }

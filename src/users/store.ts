@@ -76,7 +76,7 @@ export class UserStore {
     return this.db.transaction().execute(async (trx) => {
       const result = await trx.deleteFrom('users').where('id', '=', id).executeTakeFirst();
       if (result.numDeletedRows === 0n) return false;
-      await recordChange(trx, 'user', id, at);
+      await recordChange(trx, 'user', id, at, { type: 'user.deleted', data: { user_id: id } });
       return true;
     });
   }

@@ -90,14 +90,19 @@ export async function openContext(browser: Browser, origin: string, watch: Watch
   return context;
 }
 
-let shot = 0;
-/** Saves a full-page screenshot under test-results/screenshots, numbered in the order taken. */
-export async function screenshot(page: Page, name: string): Promise<void> {
-  // The first screenshot of a run clears the last run's, so the folder shows this run only.
-  if (shot === 0) rmSync(SCREENSHOTS, { recursive: true, force: true });
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  shot += 1;
-  await page.screenshot({ path: join(SCREENSHOTS, `${String(shot).padStart(2, '0')}-${name}.png`), fullPage: true });
+const shots = new Map<string, number>();
+/**
+ * Saves a full-page screenshot under test-results/screenshots/<group>, numbered in the order taken.
+ * Test files run in parallel, so each keeps its own group.
+ */
+export async function screenshot(page: Page, name: string, group = 'developers-page'): Promise<void> {
+  const folder = join(SCREENSHOTS, group);
+  const shot = (shots.get(group) ?? 0) + 1;
+  // The group's first screenshot of a run clears the last run's, so the folder shows this run only.
+  if (shot === 1) rmSync(folder, { recursive: true, force: true });
+  mkdirSync(folder, { recursive: true });
+  shots.set(group, shot);
+  await page.screenshot({ path: join(folder, `${String(shot).padStart(2, '0')}-${name}.png`), fullPage: true });
 }
 
 /** What has keyboard focus: its tag and accessible-ish name (aria-label, label, or text). */

@@ -7,16 +7,17 @@ import { injectInto, type TestApp, tempDir } from './app.js';
 /** A {@link TestApp} backed by the real server on a random loopback port (logs are silent). */
 export interface RealServer extends TestApp {
   readonly port: number;
+  readonly url: string;
 }
 
 /**
  * Starts the real server, for what inject() cannot send: repeated headers, raw bytes, header sizes
  * that only Node's HTTP parser enforces. Setup can still go through `inject`.
  */
-export async function startRealServer(): Promise<RealServer> {
+export async function startRealServer(env: Record<string, string> = {}): Promise<RealServer> {
   const temp = tempDir();
   // Rate limits off, as in startTestApp: these tests are about other things.
-  const config = loadConfig({ PORT: '0', DATABASE_URL: `sqlite:${join(temp.dir, 'rz.db')}`, LOG_LEVEL: 'silent', RATE_LIMITS: 'off' });
+  const config = loadConfig({ PORT: '0', DATABASE_URL: `sqlite:${join(temp.dir, 'rz.db')}`, LOG_LEVEL: 'silent', RATE_LIMITS: 'off', ...env });
   const server = await startServer(config);
   return {
     app: server.app,
@@ -26,6 +27,7 @@ export async function startRealServer(): Promise<RealServer> {
     logs: [],
     settledLogs: async () => [],
     port: Number(new URL(server.url).port),
+    url: server.url,
     inject: injectInto(server.app),
     async close() {
       await server.close();

@@ -23,6 +23,9 @@ const OPERATIONS: Array<[string, string, boolean]> = [
   ['get', '/api/apps/{id}', true],
   ['delete', '/api/apps/{id}', true],
   ['post', '/api/apps/{id}/tokens', true],
+  ['get', '/api/scopes', false],
+  ['post', '/api/introspect', true],
+  ['get', '/api/events', true],
   ['get', '/.well-known/jwks.json', false],
   ['get', '/healthz', false],
   ['get', '/readyz', false],
@@ -39,9 +42,9 @@ describe('OpenAPI document and docs', () => {
   });
   afterAll(() => t.close());
 
-  it('is OpenAPI 3.1 with the three bearer security schemes and the Problem schema', () => {
+  it('is OpenAPI 3.1 with the four bearer security schemes and the Problem schema', () => {
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.components.securitySchemes ?? {}).sort()).toEqual(['apiToken', 'appToken', 'userToken']);
+    expect(Object.keys(doc.components.securitySchemes ?? {}).sort()).toEqual(['apiToken', 'appToken', 'serviceToken', 'userToken']);
     expect(doc.components.schemas).toHaveProperty('Problem');
   });
 

@@ -15,6 +15,7 @@ const OFF: RateLimitConfig = {
   'login-email': null,
   'signup-address': null,
   'signup-email': null,
+  service: null,
 };
 
 export const config = (overrides: Partial<RateLimitConfig>): RateLimitConfig => ({ ...OFF, ...overrides });

@@ -297,7 +297,6 @@ describe('hostile request bodies', () => {
       ['/api/tokens', 'expiresAt', '2099-01-01T00:00:00.000Z'],
       ['/api/apps', 'user_id', '0b6f3c1e-2a4d-4c8e-9f10-5a7b3d2e1c90'],
       ['/api/apps', 'id', '0b6f3c1e-2a4d-4c8e-9f10-5a7b3d2e1c90'],
-      ['/api/apps', 'scopes', ['apps:write']],
       ['/api/auth/signup', 'id', '0b6f3c1e-2a4d-4c8e-9f10-5a7b3d2e1c90'],
       ['/api/auth/signup', 'is_admin', true],
       ['/api/auth/signup', 'password_hash', '$argon2id$v=19$m=19456,t=2,p=1$x$y'],
@@ -321,6 +320,13 @@ describe('hostile request bodies', () => {
     ])('POST /api/tokens with %s: errors in our own words', async (_name, payload, errors) => {
       const body = expectRefused(await json(t, 'POST', '/api/tokens', payload, user.jwt), 400, 'validation_failed');
       expect(body.errors).toEqual(errors);
+    });
+
+    it('/api/apps with a scope app tokens may not carry (apps:write) is 400 naming scopes, and registers nothing', async () => {
+      const count = async () => ((await json(t, 'GET', '/api/apps', undefined, user.jwt)).json() as { apps: unknown[] }).apps.length;
+      const before = await count();
+      expectFieldError(await json(t, 'POST', '/api/apps', { ...VALID['/api/apps'], scopes: ['apps:write'] }, user.jwt), 'scopes');
+      expect(await count()).toBe(before);
     });
 
     it('a `scope` typo creates no token at all, not a weaker one', async () => {

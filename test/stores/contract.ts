@@ -1,21 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppStore } from '../../src/apps/store.js';
-import { ChangeStore } from '../../src/changes/store.js';
+import type { AppStore } from '../../src/apps/store.js';
+import type { ChangeStore } from '../../src/changes/store.js';
 import type { Database } from '../../src/db/database.js';
 import { isUniqueViolation } from '../../src/db/dialect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { KeyStore } from '../../src/keys/store.js';
-import { SessionStore } from '../../src/sessions/store.js';
-import { TokenStore, type NewToken } from '../../src/tokens/store.js';
-import { UserStore } from '../../src/users/store.js';
+import type { KeyStore } from '../../src/keys/store.js';
+import type { SessionStore } from '../../src/sessions/store.js';
+import type { TokenStore } from '../../src/tokens/store.js';
+import type { UserStore } from '../../src/users/store.js';
+import { at, insertUser, newToken, openStores, type StoreHarness } from './fixture.js';
 
-export interface StoreHarness {
-  open(): Promise<Database>;
-  cleanup(): Promise<void>;
-}
-
-const at = (n: number) => new Date(Date.UTC(2026, 10, 21, 9, 0, n)).toISOString();
+export type { StoreHarness } from './fixture.js';
 
 /**
  * The behaviour every store must have, run against a real database of each dialect (Lucia's
@@ -34,39 +30,14 @@ export function storeContract(name: string, harness: () => StoreHarness): void {
 
     beforeAll(async () => {
       h = harness();
-      database = await h.open();
-      await migrateToLatest(database.db);
-      const { db } = database;
-      users = new UserStore(db);
-      sessions = new SessionStore(db);
-      tokens = new TokenStore(db);
-      apps = new AppStore(db);
-      keys = new KeyStore(db);
-      changes = new ChangeStore(db);
+      ({ database, users, sessions, tokens, apps, keys, changes } = await openStores(h));
     });
     afterAll(async () => {
       await database.close();
       await h.cleanup();
     });
 
-    const newUser = async (username = `u_${randomUUID().slice(0, 8)}`) => {
-      const user = { id: randomUUID(), email: `${username}@example.com`, username, passwordHash: '$argon2id$x', createdAt: at(0) };
-      await users.insert(user);
-      return user;
-    };
-    const newToken = (userId: string, overrides: Partial<NewToken> = {}): NewToken => ({
-      id: randomUUID(),
-      kind: 'api',
-      userId,
-      appId: null,
-      name: 'token',
-      scopes: ['apps:read'],
-      hint: 'rz_abcd',
-      digest: randomUUID(),
-      createdAt: at(1),
-      expiresAt: null,
-      ...overrides,
-    });
+    const newUser = (username?: string) => insertUser(users, username);
 
     it('migrations are idempotent', async () => {
       const again = await migrateToLatest(database.db);

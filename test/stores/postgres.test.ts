@@ -1,20 +1,24 @@
 import { describe } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
 import { freshPostgresDatabase, postgresAvailable } from '../helpers/services.js';
-import { storeContract } from './contract.js';
+import { type StoreHarness, storeContract } from './contract.js';
+import { platformStoreContract } from './platform-contract.js';
 
 const available = await postgresAvailable();
 
+const postgres = (): StoreHarness => {
+  let drop = async () => {};
+  return {
+    open: async () => {
+      const fresh = await freshPostgresDatabase();
+      drop = fresh.drop;
+      return openDatabase({ kind: 'postgres', url: fresh.url, poolSize: 10 });
+    },
+    cleanup: () => drop(),
+  };
+};
+
 describe.skipIf(!available)('PostgreSQL', () => {
-  storeContract('PostgreSQL', () => {
-    let drop = async () => {};
-    return {
-      open: async () => {
-        const fresh = await freshPostgresDatabase();
-        drop = fresh.drop;
-        return openDatabase({ kind: 'postgres', url: fresh.url, poolSize: 10 });
-      },
-      cleanup: () => drop(),
-    };
-  });
+  storeContract('PostgreSQL', postgres);
+  platformStoreContract('PostgreSQL', postgres);
 });

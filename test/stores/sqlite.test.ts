@@ -3,15 +3,19 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
 import { tempDir } from '../helpers/app.js';
-import { storeContract } from './contract.js';
+import { type StoreHarness, storeContract } from './contract.js';
+import { platformStoreContract } from './platform-contract.js';
 
-storeContract('SQLite', () => {
+const sqlite = (): StoreHarness => {
   const dir = tempDir();
   return {
     open: async () => openDatabase({ kind: 'sqlite', path: join(dir.dir, 'rz.db'), synchronous: 'NORMAL', cacheKiB: 2048 }),
     cleanup: async () => dir.remove(),
   };
-});
+};
+
+storeContract('SQLite', sqlite);
+platformStoreContract('SQLite', sqlite);
 
 describe('SQLite connection settings', () => {
   it.each([2048, 65536])('sizes the page cache from SQLITE_CACHE_KIB (%i KiB), not the driver default', async (cacheKiB) => {

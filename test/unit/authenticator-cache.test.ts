@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Authenticator } from '../../src/auth/authenticator.js';
 import { UserTokens } from '../../src/auth/jwt.js';
 import { SessionStore } from '../../src/sessions/store.js';
+import { ServiceCredentialStore } from '../../src/services/store.js';
 import { TokenStore } from '../../src/tokens/store.js';
 import { UsageRecorder } from '../../src/tokens/usage.js';
 import { UserStore } from '../../src/users/store.js';
@@ -25,6 +26,7 @@ describe('the opaque-token cache under eviction', () => {
     // A second authenticator over the app's store, with room for two tokens.
     authenticator = new Authenticator({
       tokens,
+      services: new ServiceCredentialStore(db),
       sessions: new SessionStore(db),
       users: new UserStore(db),
       userTokens: new UserTokens(t.services.keys, t.config.jwt),
@@ -46,7 +48,7 @@ describe('the opaque-token cache under eviction', () => {
     for (const { id } of created) {
       expect((await json(t, 'DELETE', `/api/tokens/${id}`, undefined, user.jwt)).statusCode).toBe(204);
       // What the change feed delivers to every authenticator of the process.
-      authenticator.forget({ id: 0, kind: 'token', ref: id });
+      authenticator.forget({ id: 0, kind: 'token', ref: id, event: null });
     }
     // The two cached last first: a stale entry would still answer for them.
     for (const { token } of created.reverse()) {
@@ -70,13 +72,13 @@ describe('the verified-JWT cache', () => {
     const { authenticator } = t.services;
     const victim = await signup(t);
     const other = await signup(t);
-    expect((await authenticator.authenticate(victim.jwt)).user.id).toBe(victim.id);
+    expect(await authenticator.authenticate(victim.jwt)).toMatchObject({ user: { id: victim.id } });
 
     const { header, payload, signature } = split(victim.jwt);
     const forged = assemble(header, { ...payload, sub: other.id }, signature);
     expect(forged.slice(-16)).toBe(victim.jwt.slice(-16));
     await expect(Promise.resolve().then(() => authenticator.authenticate(forged))).rejects.toMatchObject({ code: 'invalid_token' });
     // The refusal did not replace the real token's entry.
-    expect((await authenticator.authenticate(victim.jwt)).user.id).toBe(victim.id);
+    expect(await authenticator.authenticate(victim.jwt)).toMatchObject({ user: { id: victim.id } });
   });
 });

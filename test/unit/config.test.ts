@@ -13,7 +13,10 @@ describe('configuration', () => {
       jwt: { ttlSeconds: 3600, issuer: 'rz-auth', audience: 'rz-api' },
       signupEnabled: true,
       changes: { pollMs: 1000, retentionMs: 24 * 3_600_000 },
+      scopes: [],
+      events: { heartbeatMs: 15_000, maxStreamsPerCredential: 100 },
     });
+    expect(config.rateLimits.service).toEqual({ quota: 60_000, windowSeconds: 60 });
     expect(config.passwords).toMatchObject({ minLength: 15, argon2: { memoryKiB: 19456, timeCost: 2, parallelism: 1 } });
     expect(Object.isFrozen(config)).toBe(true);
     expect(Object.isFrozen(config.passwords.argon2)).toBe(true);
@@ -41,6 +44,10 @@ describe('configuration', () => {
     [{ CHANGES_POLL_MS: '60000' }, /CHANGES_POLL_MS/],
     [{ CHANGES_POLL_MS: '1s' }, /CHANGES_POLL_MS/],
     [{ CHANGES_RETENTION_HOURS: '0' }, /CHANGES_RETENTION_HOURS/],
+    [{ EVENTS_HEARTBEAT_MS: '15001' }, /EVENTS_HEARTBEAT_MS/],
+    [{ EVENTS_HEARTBEAT_MS: '999' }, /EVENTS_HEARTBEAT_MS/],
+    [{ EVENTS_STREAMS_PER_CREDENTIAL: '0' }, /EVENTS_STREAMS_PER_CREDENTIAL/],
+    [{ RATE_LIMIT_SERVICE: 'lots' }, /RATE_LIMIT_SERVICE/],
   ])('refuses %o with a message naming the variable', (env, name) => {
     expect(() => loadConfig(env)).toThrow(name);
   });

@@ -7,6 +7,7 @@ describe('token format', () => {
   it.each([
     ['api', /^rz_[0-9A-Za-z]{43}[0-9A-Za-z]{6}$/],
     ['app', /^rza_[0-9A-Za-z]{43}[0-9A-Za-z]{6}$/],
+    ['service', /^rzs_[0-9A-Za-z]{43}[0-9A-Za-z]{6}$/],
   ] as const)('%s tokens: prefix + 43 base62 + 6 base62 checksum, recognised offline', (kind, shape) => {
     const token = generateToken(kind);
     expect(token).toMatch(shape);
@@ -31,6 +32,10 @@ describe('token format', () => {
     const app = generateToken('app');
     expect(tokenKind(`rza_${api.slice(3)}`)).toBeNull();
     expect(tokenKind(`rz_${app.slice(4)}`)).toBeNull();
+    const service = generateToken('service');
+    expect(tokenKind(`rzs_${app.slice(4)}`)).toBeNull();
+    expect(tokenKind(`rza_${service.slice(4)}`)).toBeNull();
+    expect(tokenKind(flip(service, 20))).toBeNull();
     expect(tokenKind(flip(api, 10))).toBeNull();
     expect(tokenKind(api.slice(0, -1))).toBeNull();
     expect(tokenKind(`${api}a`)).toBeNull();

@@ -51,6 +51,17 @@ export interface IssuedAppToken {
   readonly created_at: string;
 }
 
+/** The token types a scope may be given to. */
+export type ScopeTokenType = 'api_token' | 'app_token';
+
+/** A scope of the catalogue: rz-auth's own (`builtin`) or the platform's. */
+export interface ScopeInfo {
+  readonly name: string;
+  readonly description: string;
+  readonly token_types: readonly ScopeTokenType[];
+  readonly builtin: boolean;
+}
+
 export interface FieldError {
   readonly field: string;
   readonly message: string;
@@ -140,6 +151,11 @@ export const createToken = (jwt: string, input: { name: string; scopes: string[]
 export const revokeToken = (jwt: string, tokenId: string) => call<undefined>('DELETE', `/api/tokens/${id(tokenId)}`, jwt);
 
 export const listApps = (jwt: string) => call<{ apps: App[] }>('GET', '/api/apps', jwt);
-export const registerApp = (jwt: string, input: { name: string; description: string }) => call<RegisteredApp>('POST', '/api/apps', jwt, input);
+export const registerApp = (jwt: string, input: { name: string; description: string; scopes?: string[] }) => call<RegisteredApp>('POST', '/api/apps', jwt, input);
 export const deleteApp = (jwt: string, appId: string) => call<undefined>('DELETE', `/api/apps/${id(appId)}`, jwt);
-export const issueAppToken = (jwt: string, appId: string) => call<IssuedAppToken>('POST', `/api/apps/${id(appId)}/tokens`, jwt);
+/** Without scopes, no body at all: a token that can call GET /api/me and read its own app. */
+export const issueAppToken = (jwt: string, appId: string, scopes: readonly string[] = []) =>
+  call<IssuedAppToken>('POST', `/api/apps/${id(appId)}/tokens`, jwt, scopes.length > 0 ? { scopes } : undefined);
+
+/** Every scope a token can carry, with what it grants: needs no token. */
+export const listScopes = () => call<{ scopes: ScopeInfo[] }>('GET', '/api/scopes', null);

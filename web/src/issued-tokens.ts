@@ -9,6 +9,8 @@ export interface IssuedToken {
   readonly createdAt: string;
   /** `rza_` and the last four characters, as the API shows for API tokens. */
   readonly hint: string;
+  /** The scopes it was issued with (absent in lists kept by an older page). */
+  readonly scopes?: readonly string[];
 }
 
 const key = (userId: string) => `rz-auth.issued-app-tokens.${userId}`;

@@ -5,13 +5,16 @@ import { describeError, formatDate, formatDateTime } from '../format.js';
 import { FormController, textField } from '../forms.js';
 import { forgetIssued, hintOf, issuedFor, rememberIssued, type IssuedToken } from '../issued-tokens.js';
 import { notify } from '../notices.js';
+import { chooseAppTokenScopes } from '../scope-dialog.js';
+import { scopeChips, scopePicker } from '../scope-picker.js';
 import { secretPanel } from '../secret.js';
 import { authed, SessionEnded } from '../session.js';
 import { disclosure, listState, meta, pageHead, timeOf } from './parts.js';
 import { displayHint } from './tokens.js';
+import { revokeByIdCard } from './revoke-by-id.js';
 import type { View } from './view.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const NO_SCOPES = 'No scopes: can call GET /api/me and read its own app.';
 
 /** The apps screen: list, register, issue and revoke app tokens, delete. */
 export function appsView(userId: string): View {
@@ -21,15 +24,22 @@ export function appsView(userId: string): View {
   const listHeading = h('h2', { id: uid('apps-heading'), tabindex: -1 }, 'Your apps');
   const list = h('div', { class: 'list', 'aria-busy': 'true' });
   let apps: readonly api.App[] = [];
+  // Also tells, once the catalogue is loaded, whether app tokens can carry any scope at all.
+  const registerScopes = scopePicker('app_token', 'Scopes of its first token', 'Platform scopes the app token may carry. With none it can call GET /api/me and read its own app.', true);
 
   /** Shows a new app token once; its id is remembered (in this tab) so it can be revoked here. */
-  const showToken = (title: string, token: { token: string; token_id: string; created_at: string }, appId: string) => {
-    rememberIssued(userId, { tokenId: token.token_id, appId, createdAt: token.created_at, hint: hintOf(token.token) });
+  const showToken = (title: string, token: { token: string; token_id: string; created_at: string }, appId: string, scopes: readonly string[]) => {
+    rememberIssued(userId, { tokenId: token.token_id, appId, createdAt: token.created_at, hint: hintOf(token.token), scopes });
     const panel = secretPanel({
       title,
       label: 'New app token value',
       value: token.token,
-      details: h('p', { class: 'muted small' }, 'Token id (to revoke it later): ', h('code', { class: 'break' }, token.token_id)),
+      details: h(
+        'div',
+        { class: 'stack-small' },
+        h('p', { class: 'muted small' }, 'Token id (to revoke it later): ', h('code', { class: 'break' }, token.token_id)),
+        scopeChips(scopes, NO_SCOPES),
+      ),
       onDone: () => focusHeading(listHeading),
     });
     replace(secretSlot, panel);
@@ -64,10 +74,14 @@ export function appsView(userId: string): View {
     }
   };
 
+  /** Issues a token at once, or first asks for its scopes when the platform offers app tokens any. */
   const issue = (app: api.App) =>
     act(async () => {
-      const token = await authed((jwt) => api.issueAppToken(jwt, app.id));
-      showToken(`New token for “${app.name}”`, token, app.id);
+      const offered = await registerScopes.ready;
+      const scopes = offered.length > 0 ? await chooseAppTokenScopes(`Issue a token for “${app.name}”`) : [];
+      if (scopes === null) return;
+      const token = await authed((jwt) => api.issueAppToken(jwt, app.id, scopes));
+      showToken(`New token for “${app.name}”`, token, app.id, scopes);
       render();
     }, 'That app no longer exists.');
 
@@ -129,6 +143,7 @@ export function appsView(userId: string): View {
               { class: 'issued-info' },
               h('span', {}, h('code', {}, displayHint(token.hint)), h('span', { class: 'muted small' }, ' issued ', timeOf(token.createdAt, formatDateTime(token.createdAt)))),
               h('span', { class: 'muted small break' }, 'Token id ', h('code', {}, token.tokenId)),
+              token.scopes ? scopeChips(token.scopes, NO_SCOPES) : null,
             ),
             button,
           );
@@ -162,20 +177,22 @@ export function appsView(userId: string): View {
   const description = textField({ label: 'Description', name: 'description', multiline: true, maxlength: 1000 });
   const submit = h('button', { type: 'submit', class: 'button button-primary' }, 'Register app');
   const cancel = h('button', { type: 'button', class: 'button button-quiet' }, 'Cancel');
-  const form = h('form', { class: 'stack' }, name.element, description.element, h('div', { class: 'actions' }, submit, cancel));
+  const form = h('form', { class: 'stack' }, name.element, description.element, registerScopes.element, h('div', { class: 'actions' }, submit, cancel));
   const formCard = h('section', { class: 'card', 'aria-label': 'Register an app' }, h('h2', {}, 'Register an app'), form);
   const toggle = disclosure(registerButton, formCard);
   cancel.addEventListener('click', () => {
     toggle.close();
     registerButton.focus();
   });
-  const controller = new FormController(form, { name, description }, submit);
+  const controller = new FormController(form, { name, description, scopes: registerScopes }, submit);
   controller.onSubmit('Registering…', async () => {
     if (!controller.check({ name: name.value.trim() === '' ? 'Give the app a name.' : null })) return;
-    const created = await authed((jwt) => api.registerApp(jwt, { name: name.value, description: description.value }));
+    const scopes = registerScopes.value();
+    const input = { name: name.value, description: description.value, ...(scopes.length > 0 ? { scopes } : {}) };
+    const created = await authed((jwt) => api.registerApp(jwt, input));
     form.reset();
     toggle.close();
-    showToken(`“${created.name}” is registered: here is its app token`, created, created.id);
+    showToken(`“${created.name}” is registered: here is its app token`, created, created.id, scopes);
     await refresh();
   });
 
@@ -191,53 +208,4 @@ export function appsView(userId: string): View {
   listState(list, 'Loading your apps…');
   void refresh();
   return { element, heading };
-}
-
-/**
- * rz-auth cannot list an app's tokens, so a token issued elsewhere (curl, another tab) is revoked
- * by the id returned when it was issued.
- */
-function revokeByIdCard(userId: string, onRevoked: () => void): HTMLElement {
-  const heading = h('h2', { id: uid('revoke-heading') }, 'Revoke an app token by id');
-  const tokenId = textField({
-    label: 'Token id',
-    name: 'token_id',
-    required: true,
-    spellcheck: false,
-    hint: 'The token_id returned when the token was issued, e.g. 0b6f3c1e-2a4d-4c8e-9f10-5a7b3d2e1c90.',
-  });
-  const submit = h('button', { type: 'submit', class: 'button button-danger-quiet' }, 'Revoke token');
-  const form = h('form', { class: 'stack' }, tokenId.element, h('div', { class: 'actions' }, submit));
-  const controller = new FormController(form, { token_id: tokenId }, submit);
-  controller.onSubmit('Revoking…', async () => {
-    const id = tokenId.value.trim();
-    if (!controller.check({ token_id: UUID.test(id) ? null : 'Enter a token id: 36 characters of hex digits and hyphens.' })) return;
-    const yes = await confirmAction({
-      title: 'Revoke this token?',
-      body: `Token ${id} stops working at once, wherever it is deployed. This cannot be undone.`,
-      confirm: 'Revoke token',
-    });
-    if (!yes) return;
-    try {
-      await authed((jwt) => api.revokeToken(jwt, id));
-    } catch (error) {
-      if (error instanceof api.ApiError && error.status === 404) {
-        controller.check({ token_id: 'None of your active tokens has this id. It may have been revoked already.' });
-        return;
-      }
-      throw error;
-    }
-    form.reset();
-    forgetIssued(userId, (t) => t.tokenId === id);
-    notify('success', `Token ${id} revoked. It no longer works.`);
-    onRevoked();
-    tokenId.control.focus();
-  });
-  return h(
-    'section',
-    { class: 'card', 'aria-labelledby': heading.id },
-    heading,
-    h('p', { class: 'muted' }, 'rz-auth never lists or shows existing app tokens. To rotate one: issue a new token, deploy it, then revoke the old one here by its id.'),
-    form,
-  );
 }

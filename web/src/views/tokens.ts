@@ -2,9 +2,9 @@ import * as api from '../api.js';
 import { confirmAction } from '../confirm.js';
 import { focusHeading, h, replace, srOnly, uid } from '../dom.js';
 import { describeError, formatDate, fromNow } from '../format.js';
-import { FormController, groupField, textField, type FieldView } from '../forms.js';
+import { FormController, textField, type FieldView } from '../forms.js';
 import { notify } from '../notices.js';
-import { SCOPES } from '../scopes.js';
+import { scopeChips, scopePicker } from '../scope-picker.js';
 import { secretPanel } from '../secret.js';
 import { authed, SessionEnded } from '../session.js';
 import { disclosure, listState, meta, pageHead, timeOf } from './parts.js';
@@ -72,28 +72,6 @@ function expiryField(): FieldView & { element: HTMLElement; value(): string | nu
   };
 }
 
-function scopesField(): FieldView & { element: HTMLElement; value(): string[] } {
-  const boxes = SCOPES.map(({ scope, grants }) => {
-    const id = uid('scope');
-    const input = h('input', { type: 'checkbox', id, name: 'scopes', value: scope, 'aria-describedby': `${id}-grants` });
-    return h('div', { class: 'check' }, input, h('label', { for: id }, h('code', {}, scope)), h('p', { id: `${id}-grants`, class: 'hint' }, grants));
-  });
-  const group = groupField('Scopes', 'Grant only what the token needs. With no scope it can only tell who it belongs to (GET /api/me).', ...boxes);
-  return {
-    element: group.element,
-    get focusTarget() {
-      return group.focusTarget;
-    },
-    setError: group.setError,
-    value: () => [...group.element.querySelectorAll<HTMLInputElement>('input[name="scopes"]:checked')].map((i) => i.value),
-  };
-}
-
-function describeScopes(scopes: readonly string[]): HTMLElement {
-  if (scopes.length === 0) return h('p', { class: 'muted small' }, 'No scopes: can only call GET /api/me.');
-  return h('ul', { class: 'chips', 'aria-label': 'Scopes' }, ...scopes.map((s) => h('li', {}, h('code', {}, s))));
-}
-
 function expiryText(expiresAt: string | null): HTMLElement | string {
   if (expiresAt === null) return 'Never';
   const expired = Date.parse(expiresAt) <= Date.now();
@@ -112,7 +90,7 @@ export function tokensView(): View {
   const list = h('div', { class: 'list', 'aria-busy': 'true' });
 
   const name = textField({ label: 'Name', name: 'name', required: true, maxlength: 100, hint: 'What it is for, e.g. “deploy script” or “laptop CLI”.' });
-  const scopes = scopesField();
+  const scopes = scopePicker('api_token', 'Scopes', 'Grant only what the token needs. With no scope it can only tell who it belongs to (GET /api/me).');
   const expiry = expiryField();
   const submit = h('button', { type: 'submit', class: 'button button-primary' }, 'Create token');
   const cancel = h('button', { type: 'button', class: 'button button-quiet' }, 'Cancel');
@@ -165,7 +143,7 @@ export function tokensView(): View {
         'div',
         { class: 'item-main' },
         h('div', { class: 'item-title' }, h('h3', {}, token.name), h('code', { class: 'hint-code', title: 'The last four characters of the token' }, displayHint(token.hint))),
-        describeScopes(token.scopes),
+        scopeChips(token.scopes, 'No scopes: can only call GET /api/me.'),
         h(
           'dl',
           { class: 'meta' },

@@ -1,0 +1,59 @@
+import { Type } from 'typebox';
+import { operation } from '../api/operation.js';
+import type { Http } from '../api/route.js';
+import { UserSummary, Uuid } from '../api/schemas.js';
+import type { Introspector } from './introspection.js';
+
+/** Far beyond any token of ours (a JWT is at most 2 KiB): longer strings are refused as a request. */
+const MAX_TOKEN_LENGTH = 8192;
+
+const IntrospectBody = Type.Object(
+  {
+    token: Type.String({ maxLength: MAX_TOKEN_LENGTH, description: 'The token a caller presented to the service: a user token, an API token or an app token.' }),
+    token_type_hint: Type.Optional(
+      Type.Enum(['access_token', 'refresh_token', 'user', 'api_token', 'app_token'], {
+        description: 'Accepted and ignored (RFC 7662): every kind of token is looked up.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** Seconds since the epoch, up to the last second of year 9999. */
+const Epoch = (description: string) => Type.Integer({ format: 'int64', minimum: 0, maximum: 253402300799, description, examples: [1795618855] });
+
+const IntrospectionResponse = Type.Object(
+  {
+    active: Type.Boolean({ description: 'False for anything that is not a valid token right now; the answer is then `{"active":false}` and nothing more.' }),
+    token_type: Type.Optional(Type.Enum(['user', 'api_token', 'app_token'])),
+    sub: Type.Optional(Type.String({ ...Uuid, description: 'The user the token acts for.' })),
+    username: Type.Optional(UserSummary.properties.username),
+    scope: Type.Optional(Type.String({ maxLength: 60_000, description: 'Space-separated scopes, built-in and platform ones; `*` for a user token.', examples: ['apps:read games:publish'] })),
+    jti: Type.Optional(Type.String({ ...Uuid, description: 'The token id, or the session id of a user token.' })),
+    iat: Type.Optional(Epoch('When the token was issued, in seconds since the epoch.')),
+    exp: Type.Optional(Epoch('When the token expires, in seconds since the epoch; absent when it never does.')),
+    iss: Type.Optional(Type.String({ maxLength: 256, examples: ['rz-auth'] })),
+    client_id: Type.Optional(Type.String({ ...Uuid, description: 'The app id, for app tokens only.' })),
+  },
+  { additionalProperties: false },
+);
+
+/** `POST /api/introspect` (RFC 7662), for the platform's services. */
+export function introspectionRoutes(app: Http, introspector: Introspector): void {
+  app.post('/api/introspect', {
+    ...operation({
+      operationId: 'introspectToken',
+      tags: ['platform'],
+      summary: 'Introspect a token (RFC 7662)',
+      description:
+        'Needs a service credential (`rzs_`). Answers whether a token is valid at this moment, exactly as GET /api/me would, and whose it is. ' +
+        'Anything that is not a valid token (malformed, unknown, revoked, expired, logged out, another kind of credential) is `{"active":false}`, the same bytes whatever the reason. ' +
+        'The body is a form (`token=...`) or JSON (`{"token":"..."}`). Limited per service credential (policy `service`).',
+      auth: { service: true },
+      body: IntrospectBody,
+      consumes: ['application/x-www-form-urlencoded', 'application/json'],
+      success: { 200: { description: 'The answer about the token; never cached (`Cache-Control: no-store`).', schema: IntrospectionResponse } },
+    }),
+    handler: async (request) => introspector.introspect(request.body.token),
+  });
+}

@@ -1,0 +1,66 @@
+import { ProblemError } from '../errors.js';
+import type { Authenticator } from './authenticator.js';
+import type { Caller, CredentialType } from './principal.js';
+
+/** An RFC 7662 answer about an active token (contract §7). */
+export interface ActiveToken {
+  readonly active: true;
+  readonly token_type: CredentialType;
+  /** The user the token acts for. */
+  readonly sub: string;
+  readonly username: string;
+  /** Space-separated scopes: `*` for a user token. */
+  readonly scope: string;
+  /** The token id, or the session id of a user token. */
+  readonly jti: string;
+  /** Seconds since the epoch. */
+  readonly iat: number;
+  /** Seconds since the epoch; absent when the token never expires. */
+  readonly exp?: number;
+  readonly iss: string;
+  /** The app id, for app tokens only. */
+  readonly client_id?: string;
+}
+
+/** Whatever made a token unusable, the answer is this, and nothing more. */
+export const INACTIVE = Object.freeze({ active: false as const });
+
+export type Introspection = ActiveToken | typeof INACTIVE;
+
+/**
+ * Introspection (RFC 7662) for the platform's services. It asks the very authenticator every route
+ * uses, so a token is active exactly when GET /api/me would accept it at that moment; there is no
+ * second way of deciding.
+ */
+export class Introspector {
+  constructor(
+    private readonly authenticator: Authenticator,
+    private readonly issuer: string,
+  ) {}
+
+  /** @throws only what is no answer about the token (a store that cannot be reached). */
+  async introspect(token: string): Promise<Introspection> {
+    let caller: Caller;
+    try {
+      caller = await this.authenticator.authenticate(token);
+    } catch (error) {
+      // The authenticator's refusals are all one invalid_token, so the answer cannot tell them apart either.
+      if (error instanceof ProblemError && error.code === 'invalid_token') return INACTIVE;
+      throw error;
+    }
+    // A service credential is no token a service should accept from its callers.
+    if (caller.type === 'service') return INACTIVE;
+    return {
+      active: true,
+      token_type: caller.type,
+      sub: caller.user.id,
+      username: caller.user.username,
+      scope: caller.scopes.join(' '),
+      jti: caller.credentialId,
+      iat: Math.floor(caller.issuedAt / 1000),
+      ...(caller.expiresAt === null ? {} : { exp: Math.floor(caller.expiresAt / 1000) }),
+      iss: this.issuer,
+      ...(caller.app ? { client_id: caller.app.id } : {}),
+    };
+  }
+}

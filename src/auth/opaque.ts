@@ -1,0 +1,37 @@
+import type { ServiceCredentialStore } from '../services/store.js';
+import { type OpaqueKind, tokenDigest } from '../tokens/format.js';
+import type { TokenLookup, TokenStore } from '../tokens/store.js';
+import type { Caller, Principal } from './principal.js';
+
+/** What the store says of an opaque token: who it stands for, and whether it was revoked. */
+export interface OpaqueEntry {
+  readonly caller: Caller;
+  readonly revoked: boolean;
+}
+
+/** Looks an opaque token of a known kind up by its digest: users' tokens and services' credentials alike. */
+export async function findOpaque(
+  stores: { readonly tokens: TokenStore; readonly services: ServiceCredentialStore },
+  token: string,
+  kind: OpaqueKind,
+): Promise<OpaqueEntry | undefined> {
+  const digest = tokenDigest(token);
+  if (kind === 'service') {
+    const found = await stores.services.findByDigest(digest);
+    return found && { caller: { type: 'service', credentialId: found.id, name: found.name }, revoked: found.revokedAt !== null };
+  }
+  const found = await stores.tokens.findByDigest(digest);
+  return found && { caller: toPrincipal(found), revoked: found.revoked };
+}
+
+function toPrincipal({ token, owner, app }: TokenLookup): Principal {
+  return {
+    type: token.kind === 'api' ? 'api_token' : 'app_token',
+    user: owner,
+    credentialId: token.id,
+    scopes: token.scopes,
+    issuedAt: Date.parse(token.createdAt),
+    expiresAt: token.expiresAt === null ? null : Date.parse(token.expiresAt),
+    app,
+  };
+}

@@ -1,0 +1,25 @@
+import type { ChangeEvent } from '../changes/events.js';
+
+/*
+ * The wire format of GET /api/events (text/event-stream, WHATWG HTML §9.2). Every line is ours:
+ * ids are numbers, event types are fixed names, and data is JSON of ids and scope names, which
+ * JSON.stringify keeps on one line.
+ */
+
+/** How long a client waits before reconnecting (EventSource's `retry`). */
+export const RETRY_MS = 1000;
+
+/**
+ * What every stream starts with (it also sends the headers at once): the reconnection delay and,
+ * for a stream that starts from now, the id it starts after, so a client can resume from it even
+ * if no event came before it lost the connection.
+ */
+export const opening = (startsAfter: number | null): string => `retry: ${RETRY_MS}\n${startsAfter === null ? '' : `id: ${startsAfter}\n`}\n`;
+
+export const formatEvent = (id: number, event: ChangeEvent): string => `id: ${id}\nevent: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`;
+
+/** Drop every cache: what happened up to `id` cannot be told event by event. */
+export const formatReset = (id: number): string => `id: ${id}\nevent: reset\ndata: {}\n\n`;
+
+/** A comment line: keeps proxies from closing a quiet stream. */
+export const HEARTBEAT = ': keep-alive\n\n';

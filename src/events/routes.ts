@@ -1,0 +1,76 @@
+import type { Readable } from 'node:stream';
+import { Type } from 'typebox';
+import { operation } from '../api/operation.js';
+import { type Http, serviceOf } from '../api/route.js';
+import type { EventHub } from './hub.js';
+
+const EventHeaders = Type.Object({
+  'last-event-id': Type.Optional(
+    Type.String({
+      maxLength: 15,
+      pattern: '^[0-9]{0,15}$',
+      description:
+        'Resume after this event id (what EventSource sends on reconnection). An id the service no longer holds starts the stream with `event: reset`; anything but a whole number of at most 15 digits is 400.',
+      examples: ['1234'],
+    }),
+  ),
+});
+
+const DESCRIPTION = `Needs a service credential (\`rzs_\`). A stream (\`text/event-stream\`) of the changes that can make a cached answer about a token wrong, from every instance: each \`id: <monotonic id>\`, \`event: <type>\`, \`data: <JSON>\`.
+
+- \`token.revoked\` \`{ token_id, token_type, user_id, app_id? }\`
+- \`token.updated\` \`{ token_id, scopes }\`
+- \`session.revoked\` \`{ session_id, user_id }\`
+- \`user.deleted\` \`{ user_id }\`
+- \`app.deleted\` \`{ app_id, user_id }\`
+- \`keys.changed\` \`{}\`
+- \`reset\` \`{}\`: drop every cache (what happened cannot be told event by event).
+
+The stream opens with \`retry: 1000\` and, when it starts from now, \`id: <position>\` alone; a comment line comes at least every 15 s. Send \`Last-Event-ID\` to resume. At most \`EVENTS_STREAMS_PER_CREDENTIAL\` streams per credential per instance (429 past it); a client that stops reading is disconnected.`;
+
+/** `GET /api/events`, for the platform's services. */
+export function eventRoutes(app: Http, hub: EventHub): void {
+  // Long-lived responses would hold a graceful shutdown open: they end first, and clients reconnect elsewhere.
+  app.addHook('preClose', (done) => {
+    hub.close();
+    done();
+  });
+
+  app.get('/api/events', {
+    ...operation({
+      operationId: 'streamEvents',
+      tags: ['platform'],
+      summary: 'Stream revocations and other changes (server-sent events)',
+      description: DESCRIPTION,
+      auth: { service: true },
+      headers: EventHeaders,
+      success: {
+        200: {
+          description: 'The event stream, until the client or the instance closes it.',
+          mediaType: 'text/event-stream',
+          // A stream as the handler sends it, a string as the document describes it.
+          schema: Type.Unsafe<Readable>({
+            type: 'string',
+            maxLength: 1_000_000_000,
+            description: 'Messages of `id:`, `event:` and `data:` lines, each ended by a blank line, and comment lines (`:`).',
+            examples: ['id: 42\nevent: session.revoked\ndata: {"session_id":"0b6f3c1e-2a4d-4c8e-9f10-5a7b3d2e1c90","user_id":"5f0c6a9e-3b1d-4f7a-8e2c-9d4b1a7c3e60"}\n\n'],
+          }),
+        },
+      },
+    }),
+    // A HEAD request would open a stream that sends nothing: 405.
+    exposeHeadRoute: false,
+    handler: async (request, reply) => {
+      const header = request.headers['last-event-id'];
+      const lastEventId = typeof header === 'string' && header !== '' ? Number(header) : null;
+      const stream = await hub.open(serviceOf(request).credentialId, reply.raw, lastEventId);
+      return reply
+        .header('content-type', 'text/event-stream; charset=utf-8')
+        // One stream per connection: when it ends, so does the connection.
+        .header('connection', 'close')
+        // Proxies that buffer responses (nginx) would hold events back.
+        .header('x-accel-buffering', 'no')
+        .send(stream.readable);
+    },
+  });
+}

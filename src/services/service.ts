@@ -1,0 +1,47 @@
+import { randomUUID } from 'node:crypto';
+import type { ChangeFeed } from '../changes/feed.js';
+import { type Clock, iso } from '../clock.js';
+import { validationFailed } from '../errors.js';
+import { isUuid } from '../lib/ids.js';
+import { cleanLabel } from '../lib/text.js';
+import { generateToken, tokenDigest, tokenHint } from '../tokens/format.js';
+import type { ServiceCredential, ServiceCredentialStore } from './store.js';
+
+/** A new credential: its value, shown once, and what is stored. */
+export interface CreatedServiceCredential {
+  readonly token: string;
+  readonly credential: ServiceCredential;
+}
+
+/**
+ * The credentials of the platform's services, one per service, managed by the operator (CLI).
+ * A service credential may only introspect tokens and read the event stream.
+ */
+export class ServiceCredentials {
+  constructor(
+    private readonly store: ServiceCredentialStore,
+    private readonly feed: ChangeFeed,
+    private readonly clock: Clock,
+  ) {}
+
+  /** @throws validation_failed for a blank, long or control-character name. */
+  async create(name: string): Promise<CreatedServiceCredential> {
+    const clean = cleanLabel(name, 'name', 100);
+    if (typeof clean !== 'string') throw validationFailed([clean]);
+    const token = generateToken('service');
+    const credential: ServiceCredential = { id: randomUUID(), name: clean, hint: tokenHint(token, 'service'), createdAt: iso(this.clock.now()), revokedAt: null };
+    await this.store.insert({ ...credential, digest: tokenDigest(token) });
+    return { token, credential };
+  }
+
+  list(): Promise<ServiceCredential[]> {
+    return this.store.listActive();
+  }
+
+  /** Revokes a credential on every instance: its requests and open streams end. False when unknown or already revoked. */
+  async revoke(id: string): Promise<boolean> {
+    if (!isUuid(id) || !(await this.store.revoke(id, iso(this.clock.now())))) return false;
+    await this.feed.committed('service', id);
+    return true;
+  }
+}

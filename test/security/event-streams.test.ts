@@ -1,0 +1,143 @@
+import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { recordChange } from '../../src/changes/store.js';
+import { iso } from '../../src/clock.js';
+import { bearer, createApiToken, expectProblem, json, signup } from '../helpers/api.js';
+import { type EventReader, openEvents } from '../helpers/event-stream.js';
+import { createService } from '../helpers/platform.js';
+import { type RealServer, startRealServer } from '../helpers/real-server.js';
+
+/**
+ * Security family 11, the event stream: hostile Last-Event-ID values, clients that never read,
+ * and many streams at once.
+ */
+describe('GET /api/events under attack', () => {
+  let server: RealServer;
+  let service: { id: string; token: string };
+  const readers: EventReader[] = [];
+  beforeAll(async () => {
+    server = await startRealServer({ EVENTS_STREAMS_PER_CREDENTIAL: '100' });
+    service = await createService(server);
+  });
+  afterEach(async () => {
+    for (const reader of readers.splice(0)) reader.close();
+    // Every stream the test opened is gone from the server: none leaks.
+    const deadline = Date.now() + 5000;
+    while (server.services.events.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(server.services.events.size).toBe(0);
+  });
+  afterAll(() => server.close());
+
+  const open = async (token = service.token, headers: Record<string, string> = {}) => {
+    const reader = await openEvents(server.url, token, headers);
+    readers.push(reader);
+    return reader;
+  };
+
+  describe('hostile Last-Event-ID values', () => {
+    it.each([
+      ['not a number', 'abc'],
+      ['negative', '-1'],
+      ['a fraction', '1.5'],
+      ['signed', '+5'],
+      ['hexadecimal', '0x10'],
+      ['an exponent', '1e3'],
+      ['16 digits', '9'.repeat(16)],
+      ['huge', '9'.repeat(10_000)],
+      ['two ids', '5, 6'],
+      ['a space inside', '1 2'],
+      ['a token', 'rz_0123456789abcdefghij'],
+    ])('%s is 400 validation_failed naming last-event-id, and opens no stream', async (_what, value) => {
+      const res = await server.inject({ method: 'GET', url: '/api/events', headers: { ...bearer(service.token), 'last-event-id': value } });
+      const body = expectProblem(res, 400, 'validation_failed');
+      const fields = (body.errors as Array<{ field: string }>).map((e) => e.field);
+      expect(new Set(fields)).toEqual(new Set(['last-event-id']));
+      expect(res.body).not.toContain('rz_0123');
+    });
+
+    it('the largest id of 15 digits, beyond anything handed out, opens the stream with a reset', async () => {
+      const reader = await open(service.token, { 'last-event-id': '999999999999999' });
+      expect(reader.status).toBe(200);
+      await reader.next();
+      expect((await reader.nextEvent()).event).toBe('reset');
+    });
+
+    it('an empty Last-Event-ID is no id at all: the stream starts from now', async () => {
+      const reader = await open(service.token, { 'last-event-id': '' });
+      expect((await reader.next()).id).toMatch(/^\d+$/);
+    });
+
+    it('an anonymous or invalid caller is refused before the header is looked at', async () => {
+      expectProblem(await server.inject({ method: 'GET', url: '/api/events', headers: { 'last-event-id': 'abc' } }), 401, 'unauthorized');
+      expectProblem(await server.inject({ method: 'GET', url: '/api/events', headers: { ...bearer('rzs_nope'), 'last-event-id': 'abc' } }), 401, 'invalid_token');
+    });
+  });
+
+  it('a client that never reads is disconnected once its queue is full; a client that reads gets every event', async () => {
+    const reading = await open();
+    await reading.next();
+    // A raw connection that sends its request, then never reads a byte.
+    const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
+    socket.on('error', () => undefined);
+    socket.pause();
+    socket.write(`GET /api/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${service.token}\r\n\r\n`);
+    const deadline = Date.now() + 5000;
+    while (server.services.events.size < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(server.services.events.size).toBe(2);
+
+    // About 6 MB of events: more than the kernel's socket buffers and the stream's own cap hold.
+    const count = 40_000;
+    const user = randomUUID();
+    await server.services.database.db.transaction().execute(async (trx) => {
+      for (let i = 0; i < count; i++) {
+        const session = randomUUID();
+        await recordChange(trx, 'session', session, iso(Date.now()), { type: 'session.revoked', data: { session_id: session, user_id: user } });
+      }
+    });
+    await server.services.feed.poll();
+
+    const received = () => reading.text().split('event: session.revoked').length - 1;
+    const until = Date.now() + 30_000;
+    while (received() < count && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(received()).toBe(count);
+    expect(server.services.events.size).toBe(1);
+    socket.destroy();
+    // The server still serves.
+    const signedUp = await signup(server);
+    expect((await json(server, 'GET', '/api/me', undefined, signedUp.jwt)).statusCode).toBe(200);
+  });
+
+  it('holds hundreds of streams, each getting every event, caps them per credential, and keeps answering requests', async () => {
+    const others = [await createService(server, 'catalogue'), await createService(server, 'publishing')];
+    const streams = [
+      ...(await Promise.all(Array.from({ length: 100 }, () => open()))),
+      ...(await Promise.all(Array.from({ length: 100 }, () => open(others[0]?.token)))),
+      ...(await Promise.all(Array.from({ length: 50 }, () => open(others[1]?.token)))),
+    ];
+    expect(streams.every((s) => s.status === 200)).toBe(true);
+    expect(server.services.events.size).toBe(250);
+
+    const refused = await open();
+    expect(refused.status).toBe(429);
+    expect(refused.problem).toMatchObject({ code: 'rate_limited' });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+
+    const user = await signup(server);
+    const { id } = await createApiToken(server, user.jwt);
+    const answers = await Promise.all(Array.from({ length: 100 }, () => json(server, 'GET', '/api/me', undefined, user.jwt)));
+    expect(answers.every((r) => r.statusCode === 200)).toBe(true);
+    expect((await json(server, 'DELETE', `/api/tokens/${id}`, undefined, user.jwt)).statusCode).toBe(204);
+    for (const stream of streams) expect(JSON.parse((await stream.nextEvent()).data ?? '').token_id).toBe(id);
+
+    // One closed, one more may open.
+    streams[0]?.close();
+    const deadline = Date.now() + 5000;
+    let again = await open();
+    while (again.status === 429 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      again = await open();
+    }
+    expect(again.status).toBe(200);
+  });
+});

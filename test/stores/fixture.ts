@@ -1,0 +1,69 @@
+import { randomUUID } from 'node:crypto';
+import { AppStore } from '../../src/apps/store.js';
+import { ChangeStore } from '../../src/changes/store.js';
+import type { Database } from '../../src/db/database.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { KeyStore } from '../../src/keys/store.js';
+import { ServiceCredentialStore } from '../../src/services/store.js';
+import { SessionStore } from '../../src/sessions/store.js';
+import { type NewToken, TokenStore } from '../../src/tokens/store.js';
+import { UserStore } from '../../src/users/store.js';
+
+/** A real database of one dialect for a store suite. */
+export interface StoreHarness {
+  open(): Promise<Database>;
+  cleanup(): Promise<void>;
+}
+
+/** Every store over one migrated database. */
+export interface Stores {
+  readonly database: Database;
+  readonly users: UserStore;
+  readonly sessions: SessionStore;
+  readonly tokens: TokenStore;
+  readonly apps: AppStore;
+  readonly keys: KeyStore;
+  readonly changes: ChangeStore;
+  readonly services: ServiceCredentialStore;
+}
+
+export async function openStores(harness: StoreHarness): Promise<Stores> {
+  const database = await harness.open();
+  await migrateToLatest(database.db);
+  const { db } = database;
+  return {
+    database,
+    users: new UserStore(db),
+    sessions: new SessionStore(db),
+    tokens: new TokenStore(db),
+    apps: new AppStore(db),
+    keys: new KeyStore(db),
+    changes: new ChangeStore(db),
+    services: new ServiceCredentialStore(db),
+  };
+}
+
+/** A fixed instant, `n` seconds into a fixed minute. */
+export const at = (n: number) => new Date(Date.UTC(2026, 10, 21, 9, 0, n)).toISOString();
+
+/** Inserts a user with a unique email and username. */
+export async function insertUser(users: UserStore, username = `u_${randomUUID().slice(0, 8)}`) {
+  const user = { id: randomUUID(), email: `${username}@example.com`, username, passwordHash: '$argon2id$x', createdAt: at(0) };
+  await users.insert(user);
+  return user;
+}
+
+/** An API token record of `userId`, to insert; `overrides` changes any field. */
+export const newToken = (userId: string, overrides: Partial<NewToken> = {}): NewToken => ({
+  id: randomUUID(),
+  kind: 'api',
+  userId,
+  appId: null,
+  name: 'token',
+  scopes: ['apps:read'],
+  hint: 'rz_abcd',
+  digest: randomUUID(),
+  createdAt: at(1),
+  expiresAt: null,
+  ...overrides,
+});
