@@ -7,7 +7,7 @@ import { bearer, createApiToken, expectInvalidToken, expectProblem, json, regist
  * GET /api/me has a shortcut ahead of Fastify (src/http/me-shortcut.ts) for tokens the caches
  * already vouch for. These tests hold it to the route's own answer, byte for byte, and show what
  * it leaves to Fastify. Whether Fastify handled a request is seen from its per-request child
- * logger, which only Fastify creates.
+ * logger (bound to the request id), which only Fastify creates.
  */
 
 /** Headers that differ between two answers by design. */
@@ -37,7 +37,8 @@ describe('the GET /api/me shortcut', () => {
   async function send(options: InjectOptions): Promise<{ res: LightMyRequestResponse; byFastify: boolean }> {
     const child = vi.spyOn(t.app.log, 'child');
     const res = await t.inject(options);
-    const byFastify = child.mock.calls.length > 0;
+    // Fastify's per-request child carries the request id; the access log's children do not.
+    const byFastify = child.mock.calls.some(([bindings]) => 'request_id' in bindings);
     child.mockRestore();
     return { res, byFastify };
   }
