@@ -1,6 +1,6 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { recordChange } from '../changes/store.js';
-import type { Tables } from '../db/tables.js';
+import type { SessionsTable, Tables } from '../db/tables.js';
 
 /** The server side of a user token: one per login, revoked at logout. */
 export interface Session {
@@ -11,22 +11,74 @@ export interface Session {
   readonly revokedAt: string | null;
 }
 
+/** A session as its owner's list shows it. */
+export interface SessionDetails extends Session {
+  readonly clientAddress: string | null;
+  readonly userAgent: string | null;
+  readonly lastUsedAt: string | null;
+}
+
+/** A session to insert; where it was opened is unknown for sessions made outside a request. */
+export type NewSession = Omit<Session, 'revokedAt'> & { readonly clientAddress?: string | null; readonly userAgent?: string | null };
+
+const toSession = (row: SessionsTable): SessionDetails => ({
+  id: row.id,
+  userId: row.user_id,
+  createdAt: row.created_at,
+  expiresAt: row.expires_at,
+  revokedAt: row.revoked_at,
+  clientAddress: row.client_address,
+  userAgent: row.user_agent,
+  lastUsedAt: row.last_used_at,
+});
+
+/** Revokes the given active sessions of a user in `trx`, each with its change; returns the ids revoked. */
+async function revokeWhere(trx: Transaction<Tables>, userId: string, at: string, only: { id?: string; except?: string }): Promise<string[]> {
+  let query = trx.updateTable('sessions').set({ revoked_at: at }).where('user_id', '=', userId).where('revoked_at', 'is', null).where('expires_at', '>', at);
+  if (only.id !== undefined) query = query.where('id', '=', only.id);
+  if (only.except !== undefined) query = query.where('id', '!=', only.except);
+  const rows = await query.returning('id').execute();
+  for (const { id } of rows) {
+    await recordChange(trx, 'session', id, at, { type: 'session.revoked', data: { session_id: id, user_id: userId } });
+  }
+  return rows.map((r) => r.id);
+}
+
 /** SQL for sessions. */
 export class SessionStore {
   constructor(private readonly db: Kysely<Tables>) {}
 
-  async insert(session: Omit<Session, 'revokedAt'>): Promise<void> {
+  async insert(session: NewSession): Promise<void> {
     await this.db
       .insertInto('sessions')
-      .values({ id: session.id, user_id: session.userId, created_at: session.createdAt, expires_at: session.expiresAt })
+      .values({
+        id: session.id,
+        user_id: session.userId,
+        created_at: session.createdAt,
+        expires_at: session.expiresAt,
+        client_address: session.clientAddress ?? null,
+        user_agent: session.userAgent ?? null,
+      })
       .execute();
   }
 
-  async findById(id: string): Promise<Session | undefined> {
+  async findById(id: string): Promise<SessionDetails | undefined> {
     const row = await this.db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
-    return (
-      row && { id: row.id, userId: row.user_id, createdAt: row.created_at, expiresAt: row.expires_at, revokedAt: row.revoked_at }
-    );
+    return row && toSession(row);
+  }
+
+  /** A user's sessions that are neither revoked nor expired at `now`, newest first. */
+  async listActive(userId: string, now: string): Promise<SessionDetails[]> {
+    const rows = await this.db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .where('revoked_at', 'is', null)
+      .where('expires_at', '>', now)
+      .orderBy('created_at', 'desc')
+      .orderBy('id')
+      .execute();
+    return rows.map(toSession);
   }
 
   /** Revokes an active session; false if it was already revoked or does not exist. */
@@ -42,6 +94,43 @@ export class SessionStore {
       if (!revoked) return false;
       await recordChange(trx, 'session', id, at, { type: 'session.revoked', data: { session_id: id, user_id: revoked.user_id } });
       return true;
+    });
+  }
+
+  /** Revokes one active session of `userId`; false when it is not theirs, not active, or unknown. */
+  async revokeOwned(id: string, userId: string, at: string): Promise<boolean> {
+    const revoked = await this.db.transaction().execute((trx) => revokeWhere(trx, userId, at, { id }));
+    return revoked.length > 0;
+  }
+
+  /** Revokes every active session of `userId` but `keep`; returns the ids revoked. */
+  async revokeOthers(userId: string, keep: string, at: string): Promise<string[]> {
+    return this.db.transaction().execute((trx) => revokeWhere(trx, userId, at, { except: keep }));
+  }
+
+  /**
+   * Sets a user's password hash and revokes every other session of theirs in one transaction: a
+   * password changed because it leaked must never leave a session opened with it alive.
+   */
+  async replacePassword(userId: string, passwordHash: string, keep: string, at: string): Promise<string[]> {
+    return this.db.transaction().execute(async (trx) => {
+      await trx.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', userId).execute();
+      return revokeWhere(trx, userId, at, { except: keep });
+    });
+  }
+
+  /** Records when sessions were last used; never moves a time backwards. */
+  async recordUsage(uses: ReadonlyMap<string, string>): Promise<void> {
+    if (uses.size === 0) return;
+    await this.db.transaction().execute(async (trx) => {
+      for (const [id, at] of uses) {
+        await trx
+          .updateTable('sessions')
+          .set({ last_used_at: at })
+          .where('id', '=', id)
+          .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
+          .execute();
+      }
     });
   }
 
