@@ -62,11 +62,13 @@ export class AccountService {
     if (Buffer.byteLength(normalized) > MAX_PASSWORD_BYTES) throw invalidCredentials();
     const ok = user ? await this.deps.hasher.verify(user.passwordHash, normalized) : await this.deps.hasher.verifyDummy(normalized);
     if (!user || !ok) throw invalidCredentials();
-    if (this.deps.hasher.needsRehash(user.passwordHash)) {
+    let verified = user.passwordHash;
+    if (this.deps.hasher.needsRehash(verified)) {
       // Parameters were raised since this hash was made: upgrade it now that we know the password.
-      await this.deps.userStore.updatePasswordHash(user.id, await this.deps.hasher.hash(normalized));
+      const upgraded = await this.deps.hasher.hash(normalized);
+      if (await this.deps.userStore.upgradePasswordHash(user.id, upgraded, verified)) verified = upgraded;
     }
-    return this.startSession(user, client);
+    return this.startSession(user, client, verified);
   }
 
   /** Ends the session behind a user token; the same token is rejected from the next request on. */
@@ -75,12 +77,19 @@ export class AccountService {
     await this.deps.feed.committed('session', principal.credentialId);
   }
 
-  private async startSession(user: User, client: ClientInfo): Promise<SessionGrant> {
+  /**
+   * Opens a session. After a login, only while the password is still the one verified
+   * (`verifiedHash`): a password changed meanwhile ended every other session, and this login, made
+   * with the old password, fails like any wrong password.
+   */
+  private async startSession(user: User, client: ClientInfo, verifiedHash?: string): Promise<SessionGrant> {
     const now = this.deps.clock.now();
     const sessionId = randomUUID();
     const { token, expiresAt } = await this.deps.userTokens.issue(user.id, sessionId, now);
     const userAgent = printable(client.userAgent ?? '', MAX_USER_AGENT) || null;
-    await this.deps.sessions.insert({ id: sessionId, userId: user.id, createdAt: iso(now), expiresAt: iso(expiresAt), clientAddress: client.address || null, userAgent });
+    const session = { id: sessionId, userId: user.id, createdAt: iso(now), expiresAt: iso(expiresAt), clientAddress: client.address || null, userAgent };
+    if (verifiedHash === undefined) await this.deps.sessions.insert(session);
+    else if (!(await this.deps.sessions.insertForPassword(session, verifiedHash))) throw invalidCredentials();
     return { token, user: { id: user.id, email: user.email, username: user.username, createdAt: user.createdAt } };
   }
 }

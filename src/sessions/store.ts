@@ -32,6 +32,15 @@ const toSession = (row: SessionsTable): SessionDetails => ({
   lastUsedAt: row.last_used_at,
 });
 
+const toRow = (session: NewSession) => ({
+  id: session.id,
+  user_id: session.userId,
+  created_at: session.createdAt,
+  expires_at: session.expiresAt,
+  client_address: session.clientAddress ?? null,
+  user_agent: session.userAgent ?? null,
+});
+
 /** Revokes the given active sessions of a user in `trx`, each with its change; returns the ids revoked. */
 async function revokeWhere(trx: Transaction<Tables>, userId: string, at: string, only: { id?: string; except?: string }): Promise<string[]> {
   let query = trx.updateTable('sessions').set({ revoked_at: at }).where('user_id', '=', userId).where('revoked_at', 'is', null).where('expires_at', '>', at);
@@ -49,17 +58,35 @@ export class SessionStore {
   constructor(private readonly db: Kysely<Tables>) {}
 
   async insert(session: NewSession): Promise<void> {
-    await this.db
+    await this.db.insertInto('sessions').values(toRow(session)).execute();
+  }
+
+  /**
+   * Inserts a session only while the user's password hash is still `passwordHash`, the one the
+   * login verified: a login racing a password change must not open a session with the old
+   * password after the change ended every other one. False when the hash changed (or the user went).
+   */
+  async insertForPassword(session: NewSession, passwordHash: string): Promise<boolean> {
+    const row = toRow(session);
+    const result = await this.db
       .insertInto('sessions')
-      .values({
-        id: session.id,
-        user_id: session.userId,
-        created_at: session.createdAt,
-        expires_at: session.expiresAt,
-        client_address: session.clientAddress ?? null,
-        user_agent: session.userAgent ?? null,
-      })
-      .execute();
+      .columns(['id', 'user_id', 'created_at', 'expires_at', 'client_address', 'user_agent'])
+      .expression((eb) =>
+        eb
+          .selectFrom('users')
+          .select([
+            eb.val(row.id).as('id'),
+            'users.id as user_id',
+            eb.val(row.created_at).as('created_at'),
+            eb.val(row.expires_at).as('expires_at'),
+            eb.cast<string | null>(eb.val(row.client_address), 'text').as('client_address'),
+            eb.cast<string | null>(eb.val(row.user_agent), 'text').as('user_agent'),
+          ])
+          .where('users.id', '=', row.user_id)
+          .where('users.password_hash', '=', passwordHash),
+      )
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
   }
 
   async findById(id: string): Promise<SessionDetails | undefined> {

@@ -322,3 +322,26 @@ describe('accounts: password, sessions, deletion', () => {
     });
   });
 });
+
+describe('login after the hashing parameters were raised', () => {
+  it('upgrades the hash, opens the session, and a password change still holds', async () => {
+    const shared = tempDir();
+    const before = await startTestApp({ dir: shared.dir });
+    const user = await signup(before);
+    await before.close();
+    const after = await startTestApp({ dir: shared.dir, env: { ARGON2_TIME_COST: '3' } });
+    try {
+      const stored = async () =>
+        (await after.services.database.db.selectFrom('users').select('password_hash').where('id', '=', user.id).executeTakeFirstOrThrow()).password_hash;
+      expect(await stored()).toContain('t=2');
+      const jwt = await login(after, user.email);
+      expect(await stored()).toContain('t=3');
+      expect((await me(after, jwt)).statusCode).toBe(200);
+      expect((await json(after, 'POST', '/api/auth/password', { current_password: PASSWORD, new_password: NEW_PASSWORD }, jwt)).statusCode).toBe(204);
+      await login(after, user.email, NEW_PASSWORD);
+    } finally {
+      await after.close();
+      shared.remove();
+    }
+  });
+});

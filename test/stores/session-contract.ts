@@ -91,6 +91,27 @@ export function sessionStoreContract(name: string, harness: () => StoreHarness):
       expect((await sessions.listActive(user.id, at(9))).map((s) => s.id)).toEqual([keep]);
     });
 
+    it('opens a session for a login only while the password hash is the one it verified', async () => {
+      const user = await insertUser(users);
+      const session = (id: string) => ({ id, userId: user.id, createdAt: at(1), expiresAt: at(50), clientAddress: '192.0.2.1', userAgent: null });
+      const first = randomUUID();
+      expect(await sessions.insertForPassword(session(first), user.passwordHash)).toBe(true);
+      expect(await sessions.findById(first)).toMatchObject({ userId: user.id, clientAddress: '192.0.2.1', userAgent: null, revokedAt: null });
+      await sessions.replacePassword(user.id, '$argon2id$changed', first, at(2));
+      const late = randomUUID();
+      expect(await sessions.insertForPassword(session(late), user.passwordHash)).toBe(false);
+      expect(await sessions.findById(late)).toBeUndefined();
+      expect(await sessions.insertForPassword({ ...session(randomUUID()), userId: randomUUID() }, user.passwordHash)).toBe(false);
+    });
+
+    it('upgrades a password hash only over the one it replaces', async () => {
+      const user = await insertUser(users);
+      expect(await users.upgradePasswordHash(user.id, '$argon2id$stronger', user.passwordHash)).toBe(true);
+      // A password change committed in between: the upgrade of the old one must not undo it.
+      expect(await users.upgradePasswordHash(user.id, '$argon2id$old-upgraded', user.passwordHash)).toBe(false);
+      expect((await users.findById(user.id))?.passwordHash).toBe('$argon2id$stronger');
+    });
+
     it('records last use in one batch and never moves it backwards', async () => {
       const user = await insertUser(users);
       const a = await open(user.id);
