@@ -89,7 +89,7 @@ function deleteCard(username: string, onDeleted: () => void): HTMLElement {
     'section',
     { class: 'card card-danger', 'aria-label': 'Delete account' },
     h('h2', {}, 'Delete account'),
-    h('p', {}, 'Deletes your account with every API token, app, app token and session. Your username and email become free for anyone to use.'),
+    h('p', { class: 'card-note' }, 'Deletes your account with every API token, app, app token and session. Your username and email become free for anyone to use.'),
     form,
   );
 }

@@ -97,7 +97,7 @@ export function sessionsCard(): SessionsCard {
     'section',
     { class: 'card', 'aria-labelledby': heading.id },
     h('div', { class: 'card-head' }, heading, endOthers),
-    h('p', { class: 'muted small' }, 'Each login opens a session. End any you do not recognise, then change your password.'),
+    h('p', { class: 'muted small card-note' }, 'Each login opens a session. End any you do not recognise, then change your password.'),
     list,
   );
   return { element, refresh };
