@@ -30,7 +30,8 @@ export type OperationId = `${(typeof VERBS)[number]}${Capitalize<string>}`;
 
 /**
  * Who may call an operation. Protected routes name the tokens the guard lets in and are limited
- * per credential; public routes name the limit they fall under, `none` only for probes.
+ * per credential, and by the login limits too when they check the user's password (`password`);
+ * public routes name the limit they fall under, `none` only for probes.
  */
 type Access =
   | { readonly auth: RouteAuth; readonly rateLimit?: 'password' }
