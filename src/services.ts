@@ -24,7 +24,10 @@ import { ScopeCatalogue } from './scopes/catalogue.js';
 import { ServiceCredentials } from './services/service.js';
 import { ServiceCredentialStore } from './services/store.js';
 import { SessionStore } from './sessions/store.js';
+import { TokenLifecycle } from './tokens/lifecycle.js';
+import { TokenLifecycleStore } from './tokens/lifecycle-store.js';
 import { TokenService } from './tokens/service.js';
+import { endedGraces, idleTokens } from './tokens/sweeps.js';
 import { TokenStore } from './tokens/store.js';
 import { UsageRecorder } from './tokens/usage.js';
 import { PasswordHasher } from './users/hasher.js';
@@ -40,6 +43,8 @@ export interface Services {
   readonly users: UserService;
   readonly accounts: AccountService;
   readonly tokens: TokenService;
+  /** Token detail, narrowing, rotation and an app's tokens (contract §8). */
+  readonly lifecycle: TokenLifecycle;
   readonly apps: AppService;
   /** Every scope a token can carry: the built-in ones and the platform's (SCOPES_FILE). */
   readonly scopes: ScopeCatalogue;
@@ -143,8 +148,14 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     }
   });
   const events = new EventHub(feed, changeStore, config.events);
+  const lifecycleStore = new TokenLifecycleStore(db);
   const maintenance = new Maintenance(
-    [expiredSessions(sessionStore), oldChanges(changeStore, config.changes.retentionMs)],
+    [
+      expiredSessions(sessionStore),
+      oldChanges(changeStore, config.changes.retentionMs),
+      endedGraces(lifecycleStore, feed),
+      idleTokens(lifecycleStore, feed, config.tokens),
+    ],
     clock,
     MAINTENANCE_INTERVAL_MS,
     onError,
@@ -165,8 +176,9 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
       clock,
       signupEnabled: config.signupEnabled,
     }),
-    tokens: new TokenService(tokenStore, usage, feed, clock, scopes),
-    apps: new AppService(new AppStore(db), feed, clock, scopes),
+    tokens: new TokenService(tokenStore, usage, feed, clock, scopes, config.tokens),
+    lifecycle: new TokenLifecycle(lifecycleStore, usage, feed, clock, config.tokens),
+    apps: new AppService(new AppStore(db), feed, clock, scopes, config.tokens),
     scopes,
     serviceCredentials: new ServiceCredentials(serviceStore, feed, clock),
     keys,

@@ -65,5 +65,6 @@ export const newToken = (userId: string, overrides: Partial<NewToken> = {}): New
   digest: randomUUID(),
   createdAt: at(1),
   expiresAt: null,
+  allowedCidrs: null,
   ...overrides,
 });
