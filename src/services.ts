@@ -154,7 +154,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
       expiredSessions(sessionStore),
       oldChanges(changeStore, config.changes.retentionMs),
       endedGraces(lifecycleStore, feed),
-      idleTokens(lifecycleStore, feed, config.tokens),
+      idleTokens(lifecycleStore, usage, feed, config.tokens),
     ],
     clock,
     MAINTENANCE_INTERVAL_MS,
