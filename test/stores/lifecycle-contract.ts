@@ -21,7 +21,7 @@ export function lifecycleStoreContract(name: string, harness: () => StoreHarness
       await h.cleanup();
     });
 
-    async function inserted(overrides: Parameters<typeof newToken>[1] = {}): Promise<TokenRecord> {
+    async function inserted(overrides: Parameters<typeof newToken>[1] = {}): Promise<TokenRecord & { digest: string }> {
       const user = await insertUser(s.users);
       const token = newToken(user.id, overrides);
       await s.tokens.insert(token);
