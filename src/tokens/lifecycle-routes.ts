@@ -46,7 +46,7 @@ const UpdateBody = Type.Object(
 const RotateBody = Type.Object(
   {
     grace_seconds: Type.Optional(
-      Type.Integer({ minimum: 0, maximum: MAX_GRACE_SECONDS, description: 'How long the old token keeps working; 0 (the default) ends it at once.', examples: [3600] }),
+      Type.Integer({ format: 'int32', minimum: 0, maximum: MAX_GRACE_SECONDS, description: 'How long the old token keeps working; 0 (the default) ends it at once.', examples: [3600] }),
     ),
   },
   { additionalProperties: false },
