@@ -4,7 +4,6 @@ import { invalidToken } from '../errors.js';
 import { BoundedMap } from '../lib/bounded-map.js';
 import type { ServiceCredentialStore } from '../services/store.js';
 import type { Session, SessionStore } from '../sessions/store.js';
-import { allows } from '../tokens/cidrs.js';
 import { type OpaqueKind, tokenKind } from '../tokens/format.js';
 import type { TokenStore } from '../tokens/store.js';
 import type { UsageRecorder } from '../tokens/usage.js';
@@ -175,7 +174,7 @@ export class Authenticator {
     if (caller.expiresAt !== null && caller.expiresAt <= now) throw invalidToken();
     // A token without an allow-list pays this null check only. Without a client address
     // (introspection) the list cannot be applied: the platform service sees its own caller.
-    if (allowed !== null && address !== null && !allows(allowed, address)) throw invalidToken();
+    if (allowed !== null && address !== null && !allowed.admits(address)) throw invalidToken();
     this.deps.usage.record(caller.credentialId, now, address);
     return caller;
   }

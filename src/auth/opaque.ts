@@ -1,6 +1,5 @@
-import type { BlockList } from 'node:net';
 import type { ServiceCredentialStore } from '../services/store.js';
-import { toBlockList } from '../tokens/cidrs.js';
+import { AllowList } from '../tokens/cidrs.js';
 import { type OpaqueKind, tokenDigest } from '../tokens/format.js';
 import type { TokenLookup, TokenStore } from '../tokens/store.js';
 import type { Caller, Principal } from './principal.js';
@@ -10,7 +9,7 @@ export interface OpaqueEntry {
   readonly caller: Caller;
   readonly revoked: boolean;
   /** The token's network allow-list, parsed once when the entry is loaded; null for anywhere. */
-  readonly allowed: BlockList | null;
+  readonly allowed: AllowList | null;
 }
 
 /** Looks an opaque token of a known kind up by its digest: users' tokens and services' credentials alike. */
@@ -25,7 +24,7 @@ export async function findOpaque(
     return found && { caller: { type: 'service', credentialId: found.id, name: found.name }, revoked: found.revokedAt !== null, allowed: null };
   }
   const found = await stores.tokens.findByDigest(digest);
-  return found && { caller: toPrincipal(found), revoked: found.revoked, allowed: toBlockList(found.token.allowedCidrs) };
+  return found && { caller: toPrincipal(found), revoked: found.revoked, allowed: found.token.allowedCidrs === null ? null : new AllowList(found.token.allowedCidrs) };
 }
 
 function toPrincipal({ token, owner, app }: TokenLookup): Principal {

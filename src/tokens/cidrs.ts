@@ -46,22 +46,35 @@ export function parseCidrs(list: readonly string[], field = 'allowed_cidrs'): st
   return out;
 }
 
-/** The allow-list as node's BlockList (which also matches IPv4-mapped IPv6 addresses); null for none. */
-export function toBlockList(cidrs: readonly string[] | null): BlockList | null {
-  if (cidrs === null) return null;
-  const list = new BlockList();
-  for (const cidr of cidrs) {
-    const network = parseNetwork(cidr);
-    // Stored lists were parsed on the way in; a row edited by hand to nonsense admits nothing.
-    if (network) list.addSubnet(network.address, network.prefix, network.family);
-  }
-  return list;
-}
+/**
+ * A token's allow-list, built once when the token is loaded into a cache: node's BlockList, which
+ * also matches IPv4-mapped IPv6 addresses.
+ */
+export class AllowList {
+  private readonly list = new BlockList();
+  /**
+   * The last address admitted. A token's requests mostly come from one address, and a BlockList
+   * check costs microseconds, so the usual request costs one string comparison. Only admissions are
+   * remembered; a changed list is a new AllowList (the cache drops the token's entry).
+   */
+  private lastAdmitted: string | null = null;
 
-/** Whether `address` (as the rate limiter sees it) is inside the allow-list. */
-export function allows(list: BlockList, address: string): boolean {
-  const version = isIP(address);
-  return version !== 0 && list.check(address, version === 4 ? 'ipv4' : 'ipv6');
+  constructor(cidrs: readonly string[]) {
+    for (const cidr of cidrs) {
+      const network = parseNetwork(cidr);
+      // Stored lists were parsed on the way in; a row edited by hand to nonsense admits nothing.
+      if (network) this.list.addSubnet(network.address, network.prefix, network.family);
+    }
+  }
+
+  /** Whether `address` (as the rate limiter sees it) is inside the list. */
+  admits(address: string): boolean {
+    if (address === this.lastAdmitted) return true;
+    const version = isIP(address);
+    const admitted = version !== 0 && this.list.check(address, version === 4 ? 'ipv4' : 'ipv6');
+    if (admitted) this.lastAdmitted = address;
+    return admitted;
+  }
 }
 
 /**
