@@ -102,7 +102,7 @@ export function tokenDetails(token: api.ApiToken, actions: DetailActions): HTMLE
       h('p', { class: 'small' }, 'Scopes it has used:'),
       scopeChips(detail.scopes_used, 'None yet.'),
       // Offered only when it would remove something, and never to zero scopes by surprise.
-      unused(detail).length > 0 && detail.last_used_at !== null ? narrowButton : null,
+      unused(detail).length > 0 && detail.last_used_at !== null ? h('div', { class: 'actions' }, narrowButton) : null,
       h('div', { class: 'field' }, h('label', { for: selectId }, 'Rotation'), h('div', { class: 'input-row' }, grace, rotateButton)),
     );
   }
