@@ -26,7 +26,10 @@ import { ServiceCredentials } from './services/service.js';
 import { ServiceCredentialStore } from './services/store.js';
 import { AccountSecurity } from './sessions/service.js';
 import { SessionStore } from './sessions/store.js';
+import { TokenLifecycle } from './tokens/lifecycle.js';
+import { TokenLifecycleStore } from './tokens/lifecycle-store.js';
 import { TokenService } from './tokens/service.js';
+import { endedGraces, idleTokens } from './tokens/sweeps.js';
 import { TokenStore } from './tokens/store.js';
 import { UsageRecorder } from './tokens/usage.js';
 import { PasswordHasher } from './users/hasher.js';
@@ -44,6 +47,8 @@ export interface Services {
   /** The signed-in user's password, sessions and account deletion. */
   readonly accountSecurity: AccountSecurity;
   readonly tokens: TokenService;
+  /** Token detail, narrowing, rotation and an app's tokens (contract §8). */
+  readonly lifecycle: TokenLifecycle;
   readonly apps: AppService;
   /** Every scope a token can carry: the built-in ones and the platform's (SCOPES_FILE). */
   readonly scopes: ScopeCatalogue;
@@ -149,8 +154,14 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     }
   });
   const events = new EventHub(feed, changeStore, config.events);
+  const lifecycleStore = new TokenLifecycleStore(db);
   const maintenance = new Maintenance(
-    [expiredSessions(sessionStore), oldChanges(changeStore, config.changes.retentionMs)],
+    [
+      expiredSessions(sessionStore),
+      oldChanges(changeStore, config.changes.retentionMs),
+      endedGraces(lifecycleStore, feed),
+      idleTokens(lifecycleStore, usage, feed, config.tokens),
+    ],
     clock,
     MAINTENANCE_INTERVAL_MS,
     onError,
@@ -172,8 +183,9 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
       signupEnabled: config.signupEnabled,
     }),
     accountSecurity: new AccountSecurity({ sessions: sessionStore, userStore, users, hasher, usage: sessionUsage, feed, clock }),
-    tokens: new TokenService(tokenStore, usage, feed, clock, scopes),
-    apps: new AppService(new AppStore(db), feed, clock, scopes),
+    tokens: new TokenService(tokenStore, usage, feed, clock, scopes, config.tokens),
+    lifecycle: new TokenLifecycle(lifecycleStore, usage, feed, clock, config.tokens),
+    apps: new AppService(new AppStore(db), feed, clock, scopes, config.tokens),
     scopes,
     serviceCredentials: new ServiceCredentials(serviceStore, feed, clock),
     keys,

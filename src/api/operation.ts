@@ -23,7 +23,7 @@ export type Tag = keyof typeof TAGS;
 export const OPTIONAL_BODY = 'x-optional-body';
 
 /** The verbs an operationId may start with; a generated client's method reads as what it does. */
-export const VERBS = ['get', 'list', 'create', 'register', 'issue', 'revoke', 'delete', 'update', 'sign', 'log', 'check', 'introspect', 'stream'] as const;
+export const VERBS = ['get', 'list', 'create', 'register', 'issue', 'revoke', 'delete', 'update', 'rotate', 'sign', 'log', 'check', 'introspect', 'stream'] as const;
 
 /** A stable, verb-first operationId: `createApiToken`, `listApps`. */
 export type OperationId = `${(typeof VERBS)[number]}${Capitalize<string>}`;

@@ -6,6 +6,7 @@ import { migrateToLatest } from '../../src/db/migrate.js';
 import { KeyStore } from '../../src/keys/store.js';
 import { ServiceCredentialStore } from '../../src/services/store.js';
 import { SessionStore } from '../../src/sessions/store.js';
+import { TokenLifecycleStore } from '../../src/tokens/lifecycle-store.js';
 import { type NewToken, TokenStore } from '../../src/tokens/store.js';
 import { UserStore } from '../../src/users/store.js';
 
@@ -25,6 +26,7 @@ export interface Stores {
   readonly keys: KeyStore;
   readonly changes: ChangeStore;
   readonly services: ServiceCredentialStore;
+  readonly lifecycle: TokenLifecycleStore;
 }
 
 export async function openStores(harness: StoreHarness): Promise<Stores> {
@@ -40,6 +42,7 @@ export async function openStores(harness: StoreHarness): Promise<Stores> {
     keys: new KeyStore(db),
     changes: new ChangeStore(db),
     services: new ServiceCredentialStore(db),
+    lifecycle: new TokenLifecycleStore(db),
   };
 }
 
@@ -65,5 +68,6 @@ export const newToken = (userId: string, overrides: Partial<NewToken> = {}): New
   digest: randomUUID(),
   createdAt: at(1),
   expiresAt: null,
+  allowedCidrs: null,
   ...overrides,
 });

@@ -2,6 +2,7 @@ import { describe } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
 import { freshPostgresDatabase, postgresAvailable } from '../helpers/services.js';
 import { type StoreHarness, storeContract } from './contract.js';
+import { lifecycleStoreContract } from './lifecycle-contract.js';
 import { platformStoreContract } from './platform-contract.js';
 import { sessionStoreContract } from './session-contract.js';
 
@@ -23,4 +24,5 @@ describe.skipIf(!available)('PostgreSQL', () => {
   storeContract('PostgreSQL', postgres);
   platformStoreContract('PostgreSQL', postgres);
   sessionStoreContract('PostgreSQL', postgres);
+  lifecycleStoreContract('PostgreSQL', postgres);
 });

@@ -31,6 +31,21 @@ export interface CreatedApiToken {
   readonly scopes: readonly string[];
   readonly created_at: string;
   readonly expires_at: string | null;
+  readonly allowed_cidrs: readonly string[] | null;
+}
+
+/** One token with what it has done: GET /api/tokens/{id}. */
+export interface TokenDetail extends ApiToken {
+  readonly type: 'api_token' | 'app_token';
+  readonly allowed_cidrs: readonly string[] | null;
+  readonly last_used_ip: string | null;
+  readonly scopes_used: readonly string[];
+}
+
+/** The new token of a rotation, of the same kind as the one it replaces. */
+export interface RotatedToken extends CreatedApiToken {
+  readonly type: 'api_token' | 'app_token';
+  readonly replaces: string;
 }
 
 export interface App {
@@ -124,7 +139,7 @@ async function toApiError(response: Response): Promise<ApiError> {
   );
 }
 
-async function call<T>(method: 'GET' | 'POST' | 'DELETE', path: string, token: string | null, body?: unknown): Promise<T> {
+async function call<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, token: string | null, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (token !== null) headers.authorization = `Bearer ${token}`;
@@ -155,8 +170,14 @@ export const login = (input: { email: string; password: string }) => call<Sessio
 export const logout = (jwt: string) => call<undefined>('POST', '/api/auth/logout', jwt);
 
 export const listTokens = (jwt: string) => call<{ tokens: ApiToken[] }>('GET', '/api/tokens', jwt);
-export const createToken = (jwt: string, input: { name: string; scopes: string[]; expires_at?: string }) =>
+export const createToken = (jwt: string, input: { name: string; scopes: string[]; expires_at?: string; allowed_cidrs?: string[] }) =>
   call<CreatedApiToken>('POST', '/api/tokens', jwt, input);
+export const getToken = (jwt: string, tokenId: string) => call<TokenDetail>('GET', `/api/tokens/${id(tokenId)}`, jwt);
+/** Renames or narrows a token: scopes and networks may only shrink. */
+export const updateToken = (jwt: string, tokenId: string, input: { name?: string; scopes?: string[]; allowed_cidrs?: string[] }) =>
+  call<TokenDetail>('PATCH', `/api/tokens/${id(tokenId)}`, jwt, input);
+export const rotateToken = (jwt: string, tokenId: string, graceSeconds: number) =>
+  call<RotatedToken>('POST', `/api/tokens/${id(tokenId)}/rotate`, jwt, { grace_seconds: graceSeconds });
 /** Revokes an API token or an app token of one of the caller's apps. */
 export const revokeToken = (jwt: string, tokenId: string) => call<undefined>('DELETE', `/api/tokens/${id(tokenId)}`, jwt);
 
