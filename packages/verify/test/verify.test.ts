@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { request } from '../../../test/helpers/server-process.js';
-import { type Caller, type Verifier, VerifyError } from '../src/index.js';
+import { type Caller, createVerifier, type Verifier, VerifyError } from '../src/index.js';
 import { type Account, apiToken, appToken, type RzAuth, serviceToken, signup, startRzAuth, until, verifierOf } from './rz-auth.js';
 
 /**
@@ -113,7 +113,6 @@ describe('refusals', () => {
   });
 
   it('refuses bad options at creation, naming them', async () => {
-    const { createVerifier } = await import('../src/index.js');
     expect(() => createVerifier({ url: 'not a url', serviceToken: service })).toThrow(/url/);
     expect(() => createVerifier({ url: rz.url, serviceToken: 'rz_nope' })).toThrow(/serviceToken/);
     expect(() => createVerifier({ url: rz.url, serviceToken: service, realm: 'a"b' })).toThrow(/realm/);
