@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { request } from '../../../test/helpers/server-process.js';
+import { request, runCli } from '../../../test/helpers/server-process.js';
 import { type Caller, createVerifier, type Verifier, VerifyError } from '../src/index.js';
 import { type Account, apiToken, appToken, type RzAuth, serviceToken, signup, startRzAuth, until, verifierOf } from './rz-auth.js';
 
@@ -149,6 +149,19 @@ describe('the cache, kept correct by the event stream', () => {
     // The API token of the same user is untouched by the logout, and still cached.
     await verifier.verify(`Bearer ${other.token}`);
     expect(counted.count('/api/introspect')).toBe(3);
+  });
+
+  it('a deleted user (the CLI) drops every answer about them', async () => {
+    const { verifier } = await connected();
+    const doomed = await signup(rz.url);
+    const token = await apiToken(rz.url, doomed);
+    await verifyTwice(verifier, doomed.jwt);
+    await verifyTwice(verifier, token.token);
+    await verifyTwice(verifier, (await apiToken(rz.url, account)).token);
+    expect(verifier.cacheSize).toBe(3);
+    expect((await runCli(['users', 'delete', doomed.userId], rz.env)).code).toBe(0);
+    await until(() => verifier.cacheSize === 1, 'the deletion dropped the user');
+    for (const t of [doomed.jwt, token.token]) expect((await refusal(verifier.verify(`Bearer ${t}`))).code).toBe('invalid_token');
   });
 
   it('a deleted app drops its tokens', async () => {
