@@ -1,4 +1,4 @@
-import type { Caller } from './caller.js';
+import { type Caller, checkScopeNames } from './caller.js';
 import { VerifyError } from './errors.js';
 import { authorizationOf } from './header.js';
 import { refusalBody, refusalHeaders } from './respond.js';
@@ -21,6 +21,7 @@ export type Middleware = (req: RequestLike, res: ResponseLike, next: (error?: un
 
 /** Sets `req.caller`, or answers the refusal itself; any other failure goes to `next(error)`. */
 export function expressMiddlewareFor(core: VerifierCore, scopes: readonly string[]): Middleware {
+  checkScopeNames(scopes);
   return (req, res, next) => {
     core.verify(authorizationOf(req)).then(
       (caller) => {

@@ -1,4 +1,4 @@
-import type { Caller } from './caller.js';
+import { type Caller, checkScopeNames } from './caller.js';
 import { VerifyError } from './errors.js';
 import { authorizationOf } from './header.js';
 import { refusalBody, refusalHeaders } from './respond.js';
@@ -45,8 +45,9 @@ function routeAuthOf(config: unknown): readonly string[] | null {
   const auth = (config as { rzAuth: unknown }).rzAuth;
   if (auth === true) return [];
   const scopes = typeof auth === 'object' && auth !== null ? (auth as { scopes?: unknown }).scopes : undefined;
-  if (Array.isArray(scopes) && scopes.every((s) => typeof s === 'string')) return scopes as string[];
-  throw new TypeError('rzAuth route option: true or { scopes: string[] }');
+  if (!Array.isArray(scopes)) throw new TypeError('rzAuth route option: true or { scopes: string[] }');
+  checkScopeNames(scopes);
+  return scopes as string[];
 }
 
 function hookFor(core: VerifierCore, scopes: readonly string[]): Hook {

@@ -1,6 +1,6 @@
 import type { EventSourceMessage } from 'eventsource-parser';
 import { CallerCache } from './cache.js';
-import { type Caller, holds } from './caller.js';
+import { type Caller, checkScopeNames, holds } from './caller.js';
 import { VerifyError } from './errors.js';
 import { EventFeed } from './events.js';
 import { parseAuthorization } from './header.js';
@@ -75,7 +75,9 @@ export class Engine implements VerifierCore {
   }
 
   requireScopes(caller: Caller, ...scopes: string[]): void {
-    if (!scopes.every((scope) => holds(caller, scope))) throw new VerifyError('insufficient_scope', this.settings.realm, { scopes });
+    if (scopes.every((scope) => holds(caller, scope))) return;
+    checkScopeNames(scopes);
+    throw new VerifyError('insufficient_scope', this.settings.realm, { scopes });
   }
 
   async close(): Promise<void> {

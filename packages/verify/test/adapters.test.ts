@@ -86,6 +86,8 @@ describe('fastifyPlugin', () => {
     const other = Fastify();
     await other.register(verifier.fastifyPlugin);
     expect(() => other.get('/x', { config: { rzAuth: { scopes: 'games:publish' } } }, async () => ({}))).toThrow(/rzAuth/);
+    expect(() => other.get('/y', { config: { rzAuth: { scopes: ['games:"publish'] } } }, async () => ({}))).toThrow(/not a scope name/);
+    expect(() => verifier.expressMiddleware('Games')).toThrow(/not a scope name/);
     await other.close();
   });
 });
