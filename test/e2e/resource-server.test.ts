@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/app.js';
 import { scopesFileEnv } from '../helpers/scopes.js';
-import { request, ROOT, runCli, type ServerProcess, spawnNode, spawnServer } from '../helpers/server-process.js';
+import { assertBuilt, request, ROOT, runCli, type ServerProcess, spawnNode, spawnServer } from '../helpers/server-process.js';
 
 /**
  * examples/resource-server: the example platform service, as an operator runs it. rz-auth declares
@@ -29,6 +29,8 @@ beforeAll(async () => {
   const created = await runCli(['services', 'create', 'games'], env);
   expect(created.code, created.stderr).toBe(0);
   const { token } = JSON.parse(created.stdout) as { token: string };
+  // The example imports the package's dist/: never a build older than its sources.
+  assertBuilt();
   example = await spawnNode([join(ROOT, 'examples', 'resource-server', 'server.mjs')], { RZ_AUTH_URL: rz.url, RZ_SERVICE_TOKEN: token }, { ready: streamUp });
   const signup = await request(rz.url, 'POST', '/api/auth/signup', { body: { email: 'pub@example.com', username: 'publisher', password: PASSWORD } });
   expect(signup.status).toBe(201);
