@@ -4,18 +4,27 @@ interface Entry {
   readonly caller: Caller;
   /** Milliseconds since the epoch after which the entry is not used. */
   readonly until: number;
+  /** rz-auth said the token is over (revoked, logged out, deleted): refused without asking again. */
+  readonly revoked: boolean;
 }
 
-/** What an event from rz-auth says is no longer true. */
+/**
+ * What an event from rz-auth says is no longer true. With `revoke`, the change is final (a revoked
+ * token, a logged-out session, a deleted user or app never come back), so the entries are kept as
+ * refusals; otherwise (narrowed scopes, new keys, a reset) they are dropped and asked about again.
+ */
 export type Invalidation =
-  | { readonly kind: 'token'; readonly tokenId: string }
-  | { readonly kind: 'session'; readonly sessionId: string }
-  | { readonly kind: 'user'; readonly userId: string }
-  | { readonly kind: 'app'; readonly appId: string }
-  | { readonly kind: 'user-tokens' }
-  | { readonly kind: 'all' };
+  | { readonly kind: 'token'; readonly tokenId: string; readonly revoke: boolean }
+  | { readonly kind: 'session'; readonly sessionId: string; readonly revoke: true }
+  | { readonly kind: 'user'; readonly userId: string; readonly revoke: true }
+  | { readonly kind: 'app'; readonly appId: string; readonly revoke: true }
+  | { readonly kind: 'user-tokens'; readonly revoke: false }
+  | { readonly kind: 'all'; readonly revoke: false };
 
-/** A user token's tokenId is its session id, so one field serves both token and session. */
+/** What the cache knows of a token: its caller, that it is over, or nothing. */
+export type Known = Caller | 'revoked' | undefined;
+
+/** A user token's tokenId is its session id; the token type keeps the two apart. */
 function matches(caller: Caller, what: Invalidation): boolean {
   switch (what.kind) {
     case 'token':
@@ -35,7 +44,7 @@ function matches(caller: Caller, what: Invalidation): boolean {
 
 /**
  * Answers about tokens, keyed by the token itself, bounded in count (the oldest entry goes first)
- * and in age. Invalidation scans every entry: events are rare next to requests, and a scan of the
+ * and in age (never past the token's expiry, so a kept refusal never outlives the token). Invalidation scans every entry: events are rare next to requests, and a scan of the
  * bounded map costs less than keeping an index per field correct.
  */
 export class CallerCache {
@@ -46,10 +55,10 @@ export class CallerCache {
     private readonly maxAgeMs: number,
   ) {}
 
-  get(token: string, now: number): Caller | undefined {
+  get(token: string, now: number): Known {
     const entry = this.entries.get(token);
     if (entry === undefined) return undefined;
-    if (entry.until > now) return entry.caller;
+    if (entry.until > now) return entry.revoked ? 'revoked' : entry.caller;
     this.entries.delete(token);
     return undefined;
   }
@@ -63,15 +72,20 @@ export class CallerCache {
       const oldest = this.entries.keys().next();
       if (!oldest.done) this.entries.delete(oldest.value);
     }
-    this.entries.set(token, { caller, until });
+    this.entries.set(token, { caller, until, revoked: false });
   }
 
-  drop(what: Invalidation): void {
+  apply(what: Invalidation): void {
     if (what.kind === 'all') {
       this.entries.clear();
       return;
     }
-    for (const [token, entry] of this.entries) if (matches(entry.caller, what)) this.entries.delete(token);
+    for (const [token, entry] of this.entries) {
+      if (!matches(entry.caller, what)) continue;
+      // Replacing the value of a key being iterated keeps its place; deleting it is safe too.
+      if (what.revoke) this.entries.set(token, { ...entry, revoked: true });
+      else this.entries.delete(token);
+    }
   }
 
   get size(): number {

@@ -66,8 +66,9 @@ export class Engine implements VerifierCore {
     const parsed = parseAuthorization(authorization);
     if (!parsed.ok) throw this.error(parsed.code);
     const { token } = parsed;
-    const cached = this.feed.connected ? this.cache.get(token, Date.now()) : undefined;
-    if (cached) return cached;
+    const known = this.feed.connected ? this.cache.get(token, Date.now()) : undefined;
+    if (known === 'revoked') throw this.error('invalid_token');
+    if (known) return known;
     const generation = this.generation;
     const caller = await this.lookUp(token);
     if (this.feed.connected && generation === this.generation) this.cache.set(token, caller, Date.now());
@@ -118,14 +119,14 @@ export class Engine implements VerifierCore {
   private onEvent(message: EventSourceMessage): void {
     const what = invalidationOf(message);
     this.generation++;
-    this.cache.drop(what);
+    this.cache.apply(what);
     if (message.event === 'keys.changed' || message.event === 'reset') this.jwt.reload();
   }
 
   /** The stream came up or went down: nothing cached before can be vouched for. */
   private forgetAll(): void {
     this.generation++;
-    this.cache.drop({ kind: 'all' });
+    this.cache.apply({ kind: 'all', revoke: false });
   }
 
   private error(code: VerifyError['code'], cause?: unknown): VerifyError {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CallerCache } from '../src/cache.js';
+import { CallerCache, type Invalidation, type Known } from '../src/cache.js';
 import type { Caller } from '../src/caller.js';
 import { invalidationOf } from '../src/invalidation.js';
 
@@ -12,6 +12,7 @@ const api = (tokenId: string, userId = 'u1', appId?: string): Caller => ({
   scopes: [],
   ...(appId ? { appId } : {}),
 });
+const idOf = (known: Known) => (known === undefined || known === 'revoked' ? known : known.tokenId);
 const user = (sessionId: string, userId = 'u1'): Caller => ({ userId, tokenType: 'user', tokenId: sessionId, scopes: ['*'] });
 
 describe('CallerCache', () => {
@@ -20,7 +21,7 @@ describe('CallerCache', () => {
     cache.set('a', api('1'), 0);
     cache.set('b', api('2'), 0);
     cache.set('c', api('3'), 0);
-    expect([cache.get('a', 1), cache.get('b', 1)?.tokenId, cache.get('c', 1)?.tokenId]).toEqual([undefined, '2', '3']);
+    expect([cache.get('a', 1), idOf(cache.get('b', 1)), idOf(cache.get('c', 1))]).toEqual([undefined, '2', '3']);
     expect(cache.size).toBe(2);
   });
 
@@ -29,56 +30,62 @@ describe('CallerCache', () => {
     cache.set('soon', { ...api('1'), expiresAt: new Date(5_000) }, 0);
     cache.set('late', { ...api('2'), expiresAt: new Date(600_000) }, 0);
     cache.set('gone', { ...api('3'), expiresAt: new Date(0) }, 0);
-    expect([cache.get('soon', 4_999)?.tokenId, cache.get('soon', 5_000)]).toEqual(['1', undefined]);
-    expect([cache.get('late', 59_999)?.tokenId, cache.get('late', 60_000)]).toEqual(['2', undefined]);
+    expect([idOf(cache.get('soon', 4_999)), cache.get('soon', 5_000)]).toEqual(['1', undefined]);
+    expect([idOf(cache.get('late', 59_999)), cache.get('late', 60_000)]).toEqual(['2', undefined]);
     expect(cache.get('gone', 0)).toBeUndefined();
   });
 
-  it('drops exactly what an invalidation names', () => {
+  it('keeps what a final change names as refused (until the token would expire), drops what must be asked again', () => {
     const cache = new CallerCache(10, 60_000);
+    const keys = ['api', 'app', 'jwt', 'other'];
     const fill = () => {
-      cache.drop({ kind: 'all' });
+      cache.apply({ kind: 'all', revoke: false });
       cache.set('api', api('t1'), 0);
       cache.set('app', api('t2', 'u1', 'a1'), 0);
       cache.set('jwt', user('s1'), 0);
       cache.set('other', api('t3', 'u2'), 0);
     };
-    const left = () => ['api', 'app', 'jwt', 'other'].filter((k) => cache.get(k, 1) !== undefined);
-    const cases = [
-      [{ kind: 'token', tokenId: 't1' }, ['app', 'jwt', 'other']],
+    const state = () => Object.fromEntries(keys.map((k) => [k, cache.get(k, 1) === undefined ? 'asked' : cache.get(k, 1) === 'revoked' ? 'refused' : 'cached']));
+    const only = (mark: 'refused' | 'asked', ...named: string[]) => Object.fromEntries(keys.map((k) => [k, named.includes(k) ? mark : 'cached']));
+    const cases: Array<[Invalidation, Record<string, string>]> = [
+      [{ kind: 'token', tokenId: 't1', revoke: true }, only('refused', 'api')],
+      [{ kind: 'token', tokenId: 't1', revoke: false }, only('asked', 'api')],
       // A session id is never taken for a token id, nor the reverse.
-      [{ kind: 'token', tokenId: 's1' }, ['api', 'app', 'jwt', 'other']],
-      [{ kind: 'session', sessionId: 't1' }, ['api', 'app', 'jwt', 'other']],
-      [{ kind: 'session', sessionId: 's1' }, ['api', 'app', 'other']],
-      [{ kind: 'user', userId: 'u1' }, ['other']],
-      [{ kind: 'app', appId: 'a1' }, ['api', 'jwt', 'other']],
-      [{ kind: 'user-tokens' }, ['api', 'app', 'other']],
-      [{ kind: 'all' }, []],
-    ] as const;
+      [{ kind: 'token', tokenId: 's1', revoke: true }, only('refused')],
+      [{ kind: 'session', sessionId: 't1', revoke: true }, only('refused')],
+      [{ kind: 'session', sessionId: 's1', revoke: true }, only('refused', 'jwt')],
+      [{ kind: 'user', userId: 'u1', revoke: true }, only('refused', 'api', 'app', 'jwt')],
+      [{ kind: 'app', appId: 'a1', revoke: true }, only('refused', 'app')],
+      [{ kind: 'user-tokens', revoke: false }, only('asked', 'jwt')],
+      [{ kind: 'all', revoke: false }, only('asked', ...keys)],
+    ];
     for (const [what, expected] of cases) {
       fill();
-      cache.drop(what);
-      expect(left(), JSON.stringify(what)).toEqual(expected);
+      cache.apply(what);
+      expect(state(), JSON.stringify(what)).toEqual(expected);
     }
+    fill();
+    cache.apply({ kind: 'token', tokenId: 't1', revoke: true });
+    expect([cache.get('api', 59_999), cache.get('api', 60_000)]).toEqual(['revoked', undefined]);
   });
 });
 
 describe('invalidationOf', () => {
   const message = (event: string | undefined, data: unknown) => ({ event, data: typeof data === 'string' ? data : JSON.stringify(data) });
   it.each([
-    ['token.revoked', { token_id: 't', token_type: 'api_token', user_id: 'u' }, { kind: 'token', tokenId: 't' }],
-    ['token.updated', { token_id: 't', scopes: [] }, { kind: 'token', tokenId: 't' }],
-    ['session.revoked', { session_id: 's', user_id: 'u' }, { kind: 'session', sessionId: 's' }],
-    ['user.deleted', { user_id: 'u' }, { kind: 'user', userId: 'u' }],
-    ['app.deleted', { app_id: 'a', user_id: 'u' }, { kind: 'app', appId: 'a' }],
-    ['keys.changed', {}, { kind: 'user-tokens' }],
-    ['reset', {}, { kind: 'all' }],
+    ['token.revoked', { token_id: 't', token_type: 'api_token', user_id: 'u' }, { kind: 'token', tokenId: 't', revoke: true }],
+    ['token.updated', { token_id: 't', scopes: [] }, { kind: 'token', tokenId: 't', revoke: false }],
+    ['session.revoked', { session_id: 's', user_id: 'u' }, { kind: 'session', sessionId: 's', revoke: true }],
+    ['user.deleted', { user_id: 'u' }, { kind: 'user', userId: 'u', revoke: true }],
+    ['app.deleted', { app_id: 'a', user_id: 'u' }, { kind: 'app', appId: 'a', revoke: true }],
+    ['keys.changed', {}, { kind: 'user-tokens', revoke: false }],
+    ['reset', {}, { kind: 'all', revoke: false }],
     // Anything this version cannot read drops everything rather than trusting a cache it cannot keep right.
-    ['something.new', { id: 'x' }, { kind: 'all' }],
-    [undefined, { token_id: 't' }, { kind: 'all' }],
-    ['token.revoked', { token_id: 42 }, { kind: 'all' }],
-    ['token.revoked', 'not json', { kind: 'all' }],
-    ['session.revoked', null, { kind: 'all' }],
+    ['something.new', { id: 'x' }, { kind: 'all', revoke: false }],
+    [undefined, { token_id: 't' }, { kind: 'all', revoke: false }],
+    ['token.revoked', { token_id: 42 }, { kind: 'all', revoke: false }],
+    ['token.revoked', 'not json', { kind: 'all', revoke: false }],
+    ['session.revoked', null, { kind: 'all', revoke: false }],
   ])('%s %j', (event, data, expected) => {
     expect(invalidationOf(message(event, data))).toEqual(expected);
   });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { scopesFileEnv } from '../../../test/helpers/scopes.js';
 import { request, runCli, type ServerProcess, spawnServer } from '../../../test/helpers/server-process.js';
-import { createVerifier, type Verifier, type VerifierOptions } from '../src/index.js';
+import { createVerifier, type Verifier, type VerifierOptions, VerifyError } from '../src/index.js';
 
 /** rz-auth as a real process (dist/cli.js serve) on a temporary SQLite file, declaring the test scopes. */
 export interface RzAuth {
@@ -112,4 +112,24 @@ export async function appToken(url: string, account: Account, scopes: string[] =
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   const body = res.body as { id: string; token_id: string; token: string };
   return { appId: body.id, tokenId: body.token_id, token: body.token };
+}
+
+/**
+ * Calls verify() with `token` every 5 ms until it is refused, and returns the refusal; fails after
+ * `timeoutMs`. For a change that reaches the verifier through its event stream.
+ */
+export async function refusedSoon(verifier: Verifier, token: string, timeoutMs = 10_000): Promise<VerifyError> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const error = await verifier.verify(`Bearer ${token}`).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    if (error !== null) {
+      expect(error).toBeInstanceOf(VerifyError);
+      return error as VerifyError;
+    }
+    if (Date.now() > deadline) throw new Error(`still accepted after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }
