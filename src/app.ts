@@ -25,6 +25,7 @@ import { keyRoutes } from './keys/routes.js';
 import { requestId } from './lib/ids.js';
 import { meRoutes } from './me/routes.js';
 import { scopeRoutes } from './scopes/routes.js';
+import { sessionRoutes } from './sessions/routes.js';
 import type { Services } from './services.js';
 import { tokenRoutes } from './tokens/routes.js';
 import { VERSION } from './version.js';
@@ -81,7 +82,8 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   registerRateLimits(app, limits);
   registerGuard(app, services.authenticator, limits);
 
-  authRoutes(app, services.accounts);
+  authRoutes(app, services.accounts, clientAddress);
+  sessionRoutes(app, services.accountSecurity);
   meRoutes(app);
   tokenRoutes(app, services.tokens, services.scopes);
   appRoutes(app, services.apps, services.scopes);

@@ -17,12 +17,14 @@ import { KeyRing } from './keys/service.js';
 import { RateLimiter } from './ratelimit/limiter.js';
 import { connectRedis, redisReady } from './ratelimit/redis.js';
 import { KeyStore } from './keys/store.js';
+import { LastUseRecorder } from './lib/last-use.js';
 import { Periodic } from './lib/periodic.js';
 import { Maintenance } from './maintenance/runner.js';
 import { expiredSessions, MAINTENANCE_INTERVAL_MS, oldChanges } from './maintenance/sweeps.js';
 import { ScopeCatalogue } from './scopes/catalogue.js';
 import { ServiceCredentials } from './services/service.js';
 import { ServiceCredentialStore } from './services/store.js';
+import { AccountSecurity } from './sessions/service.js';
 import { SessionStore } from './sessions/store.js';
 import { TokenService } from './tokens/service.js';
 import { TokenStore } from './tokens/store.js';
@@ -39,6 +41,8 @@ export interface Services {
   readonly database: Database;
   readonly users: UserService;
   readonly accounts: AccountService;
+  /** The signed-in user's password, sessions and account deletion. */
+  readonly accountSecurity: AccountSecurity;
   readonly tokens: TokenService;
   readonly apps: AppService;
   /** Every scope a token can carry: the built-in ones and the platform's (SCOPES_FILE). */
@@ -129,10 +133,12 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   const hasher = await PasswordHasher.create(passwords.argon2, passwords.hashConcurrency, passwords.hashQueueLimit);
   const usage = new UsageRecorder(tokenStore, config.usageFlushMs, (error) => onError(error, 'last-used flush'));
   usage.start();
+  const sessionUsage = new LastUseRecorder((uses) => sessionStore.recordUsage(uses), config.usageFlushMs, (error) => onError(error, 'session last-used flush'));
+  sessionUsage.start();
 
   const users = new UserService(userStore, hasher, feed, clock, { minLength: passwords.minLength, blocklist: loadBlocklist() });
   const serviceStore = new ServiceCredentialStore(db);
-  const authenticator = new Authenticator({ tokens: tokenStore, services: serviceStore, sessions: sessionStore, users: userStore, userTokens, usage, clock });
+  const authenticator = new Authenticator({ tokens: tokenStore, services: serviceStore, sessions: sessionStore, users: userStore, userTokens, usage, sessionUsage, clock });
   feed.subscribe(async (change) => {
     try {
       // New keys first, then drop cached verifications, so nothing is re-cached under the old keys.
@@ -165,6 +171,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
       clock,
       signupEnabled: config.signupEnabled,
     }),
+    accountSecurity: new AccountSecurity({ sessions: sessionStore, userStore, users, hasher, usage: sessionUsage, feed, clock }),
     tokens: new TokenService(tokenStore, usage, feed, clock, scopes),
     apps: new AppService(new AppStore(db), feed, clock, scopes),
     scopes,
@@ -182,6 +189,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
       await maintenance.stop();
       await polling.stop();
       await usage.stop();
+      await sessionUsage.stop();
       await redis?.quit().catch(() => redis.disconnect());
       await database.close();
     },

@@ -7,6 +7,7 @@ import { securityOf, type SecurityRequirement } from './security.js';
 /** The document's tags, in the order the docs page shows them. */
 export const TAGS = {
   auth: 'Signup, login, logout',
+  account: 'The signed-in user\'s password, sessions and account',
   me: 'The caller',
   tokens: 'API tokens',
   apps: 'Apps and app tokens',
@@ -29,11 +30,12 @@ export type OperationId = `${(typeof VERBS)[number]}${Capitalize<string>}`;
 
 /**
  * Who may call an operation. Protected routes name the tokens the guard lets in and are limited
- * per credential; public routes name the limit they fall under, `none` only for probes.
+ * per credential, and by the login limits too when they check the user's password (`password`);
+ * public routes name the limit they fall under, `none` only for probes.
  */
 type Access =
-  | { readonly auth: RouteAuth; readonly rateLimit?: never }
-  | { readonly auth: 'public'; readonly rateLimit: RouteRateLimit | 'none' };
+  | { readonly auth: RouteAuth; readonly rateLimit?: 'password' }
+  | { readonly auth: 'public'; readonly rateLimit: Exclude<RouteRateLimit, 'password'> | 'none' };
 
 export type OperationSpec = Access & {
   readonly operationId: OperationId;
@@ -94,7 +96,7 @@ function problemsOf(spec: OperationSpec): Set<ProblemCode> {
  */
 export function operation<const S extends OperationSpec>(spec: S): Operation<S> {
   const isPublic = spec.auth === 'public';
-  const limit = spec.auth === 'public' ? spec.rateLimit : undefined;
+  const limit = spec.rateLimit;
   const response = responsesOf({
     success: spec.success,
     problems: problemsOf(spec),

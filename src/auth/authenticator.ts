@@ -2,6 +2,7 @@ import type { FeedEvent } from '../changes/feed.js';
 import type { Clock } from '../clock.js';
 import { invalidToken } from '../errors.js';
 import { BoundedMap } from '../lib/bounded-map.js';
+import type { LastUseRecorder } from '../lib/last-use.js';
 import type { ServiceCredentialStore } from '../services/store.js';
 import type { Session, SessionStore } from '../sessions/store.js';
 import { type OpaqueKind, tokenKind } from '../tokens/format.js';
@@ -53,6 +54,8 @@ export interface AuthenticatorDeps {
   readonly users: UserStore;
   readonly userTokens: UserTokens;
   readonly usage: UsageRecorder;
+  /** When each session was last used (GET /api/auth/sessions), coalesced like tokens' last use. */
+  readonly sessionUsage: LastUseRecorder;
   readonly clock: Clock;
   /** Entries per cache (default 50,000); a test makes it small to reach eviction. */
   readonly cacheSize?: number;
@@ -170,15 +173,21 @@ export class Authenticator {
     if (!entry) return this.shared(token, () => this.verifyAndAccept(token, now));
     if (entry.expiresAt <= now) throw invalidToken();
     const session = this.sessions.get(entry.sessionId);
-    if (session !== undefined) return acceptSession(entry, session, now);
-    return this.lookupSession(entry.sessionId).then((found) => acceptSession(entry, found, now));
+    if (session !== undefined) return this.acceptSession(entry, session, now);
+    return this.lookupSession(entry.sessionId).then((found) => this.acceptSession(entry, found, now));
   }
 
   private async verifyAndAccept(token: string, now: number): Promise<Principal> {
     const entry = await this.verifyJwt(token, now);
     if (entry.expiresAt <= now) throw invalidToken();
     const session = this.sessions.get(entry.sessionId) ?? (await this.lookupSession(entry.sessionId));
-    return acceptSession(entry, session, now);
+    return this.acceptSession(entry, session, now);
+  }
+
+  private acceptSession(entry: JwtEntry, session: CachedSession | null | undefined, now: number): Principal {
+    const principal = acceptSession(entry, session, now);
+    this.deps.sessionUsage.record(entry.sessionId, now);
+    return principal;
   }
 
   /** The cache's entry for exactly `token`, if it was verified. */

@@ -21,6 +21,12 @@ export interface SessionsTable {
   created_at: string;
   expires_at: string;
   revoked_at: string | null;
+  /** The client address at login, as the rate limiter sees it; null for sessions older than the column. */
+  client_address: string | null;
+  /** The User-Agent at login: control characters removed, length capped. */
+  user_agent: string | null;
+  /** Coalesced: written at most once per flush interval per instance, not per request. */
+  last_used_at: string | null;
 }
 
 export interface AppsTable {

@@ -3,6 +3,7 @@ import { openDatabase } from '../../src/db/database.js';
 import { freshPostgresDatabase, postgresAvailable } from '../helpers/services.js';
 import { type StoreHarness, storeContract } from './contract.js';
 import { platformStoreContract } from './platform-contract.js';
+import { sessionStoreContract } from './session-contract.js';
 
 const available = await postgresAvailable();
 
@@ -21,4 +22,5 @@ const postgres = (): StoreHarness => {
 describe.skipIf(!available)('PostgreSQL', () => {
   storeContract('PostgreSQL', postgres);
   platformStoreContract('PostgreSQL', postgres);
+  sessionStoreContract('PostgreSQL', postgres);
 });

@@ -5,6 +5,7 @@ import { openDatabase } from '../../src/db/database.js';
 import { tempDir } from '../helpers/app.js';
 import { type StoreHarness, storeContract } from './contract.js';
 import { platformStoreContract } from './platform-contract.js';
+import { sessionStoreContract } from './session-contract.js';
 
 const sqlite = (): StoreHarness => {
   const dir = tempDir();
@@ -16,6 +17,7 @@ const sqlite = (): StoreHarness => {
 
 storeContract('SQLite', sqlite);
 platformStoreContract('SQLite', sqlite);
+sessionStoreContract('SQLite', sqlite);
 
 describe('SQLite connection settings', () => {
   it.each([2048, 65536])('sizes the page cache from SQLITE_CACHE_KIB (%i KiB), not the driver default', async (cacheKiB) => {

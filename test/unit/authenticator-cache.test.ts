@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Authenticator } from '../../src/auth/authenticator.js';
 import { UserTokens } from '../../src/auth/jwt.js';
+import { LastUseRecorder } from '../../src/lib/last-use.js';
 import { SessionStore } from '../../src/sessions/store.js';
 import { ServiceCredentialStore } from '../../src/services/store.js';
 import { TokenStore } from '../../src/tokens/store.js';
@@ -31,6 +32,7 @@ describe('the opaque-token cache under eviction', () => {
       users: new UserStore(db),
       userTokens: new UserTokens(t.services.keys, t.config.jwt),
       usage: new UsageRecorder(tokens, 60_000, () => undefined),
+      sessionUsage: new LastUseRecorder(async () => {}, 60_000, () => undefined),
       clock: t.services.clock,
       cacheSize: 2,
     });

@@ -51,6 +51,16 @@ export interface IssuedAppToken {
   readonly created_at: string;
 }
 
+/** A session of the signed-in user: one per login or signup still active. */
+export interface UserSession {
+  readonly id: string;
+  readonly created_at: string;
+  readonly last_used_at: string | null;
+  readonly ip: string | null;
+  readonly user_agent: string | null;
+  readonly current: boolean;
+}
+
 /** The token types a scope may be given to. */
 export type ScopeTokenType = 'api_token' | 'app_token';
 
@@ -156,6 +166,14 @@ export const deleteApp = (jwt: string, appId: string) => call<undefined>('DELETE
 /** Without scopes, no body at all: a token that can call GET /api/me and read its own app. */
 export const issueAppToken = (jwt: string, appId: string, scopes: readonly string[] = []) =>
   call<IssuedAppToken>('POST', `/api/apps/${id(appId)}/tokens`, jwt, scopes.length > 0 ? { scopes } : undefined);
+
+export const changePassword = (jwt: string, input: { current_password: string; new_password: string }) =>
+  call<undefined>('POST', '/api/auth/password', jwt, input);
+export const listSessions = (jwt: string) => call<{ sessions: UserSession[] }>('GET', '/api/auth/sessions', jwt);
+export const revokeSession = (jwt: string, sessionId: string) => call<undefined>('DELETE', `/api/auth/sessions/${id(sessionId)}`, jwt);
+export const revokeOtherSessions = (jwt: string) => call<undefined>('DELETE', '/api/auth/sessions', jwt);
+/** Deletes the account with everything it owns; the password confirms it. */
+export const deleteAccount = (jwt: string, password: string) => call<undefined>('DELETE', '/api/me', jwt, { password });
 
 /** Every scope a token can carry, with what it grants: needs no token. */
 export const listScopes = () => call<{ scopes: ScopeInfo[] }>('GET', '/api/scopes', null);
