@@ -73,7 +73,7 @@ export async function until(condition: () => boolean, what: string, timeoutMs = 
   }
 }
 
-const PASSWORD = 'correct horse battery staple';
+export const PASSWORD = 'correct horse battery staple';
 
 export interface Account {
   readonly jwt: string;

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { request, runCli } from '../../../test/helpers/server-process.js';
 import { type Caller, createVerifier, type Verifier, VerifyError } from '../src/index.js';
-import { type Account, apiToken, appToken, refusedSoon, type RzAuth, serviceToken, signup, startRzAuth, verifierOf } from './rz-auth.js';
+import { type Account, apiToken, appToken, login, PASSWORD, refusedSoon, type RzAuth, serviceToken, signup, startRzAuth, verifierOf } from './rz-auth.js';
 
 /**
  * The verifier against a real rz-auth process: what each token type resolves to, the refusals, and
@@ -166,6 +166,19 @@ describe('the cache, kept correct by the event stream', () => {
     expect((await runCli(['users', 'delete', doomed.userId], rz.env)).code).toBe(0);
     for (const t of [doomed.jwt, token.token]) expect((await refusedSoon(verifier, t)).code).toBe('invalid_token');
     expect(counted.count('/api/introspect')).toBe(3);
+  });
+
+  it('the account routes: ending the other sessions, then deleting the account, refuse their tokens', async () => {
+    const { verifier } = await connected();
+    const member = await signup(rz.url);
+    const second = await login(rz.url, member);
+    const token = await apiToken(rz.url, member);
+    for (const t of [member.jwt, second, token.token]) await verifyTwice(verifier, t);
+    expect((await request(rz.url, 'DELETE', '/api/auth/sessions', { token: second })).status).toBe(204);
+    expect((await refusedSoon(verifier, member.jwt)).code).toBe('invalid_token');
+    expect((await verifier.verify(`Bearer ${second}`)).tokenType).toBe('user');
+    expect((await request(rz.url, 'DELETE', '/api/me', { token: second, body: { password: PASSWORD } })).status).toBe(204);
+    for (const t of [second, token.token]) expect((await refusedSoon(verifier, t)).code).toBe('invalid_token');
   });
 
   it('a deleted app: its tokens are refused', async () => {
