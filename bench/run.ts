@@ -10,7 +10,7 @@ import { type Options, parseOptions, USAGE, UsageError } from './options.js';
 import { markdownTable, type Summary, summarize, tableRows, textTable, warnings } from './report.js';
 import { runScenarios } from './schedule.js';
 import { type Scenario, selectScenarios } from './scenarios.js';
-import { ensureBuilt, type ServerName, startServers, stopServer } from './servers.js';
+import { ensureBuilt, NEEDS_CREDENTIALS, type ServerName, startServers, stopServer } from './servers.js';
 import { createCredentials } from './setup.js';
 
 /*
@@ -68,10 +68,13 @@ async function run(options: Options, store: Store, servers: Map<ServerName, Serv
   console.log(`machine: ${machineLine(machine)}, load average ${machine.loadAverageAtStart}\nstore: ${store.description}`);
   ensureBuilt();
   // rz-auth always runs: it is where the credentials come from, whatever is measured.
-  await startServers([...new Set<ServerName>(['rz-auth', ...scenarios.map((s) => s.server)])], store, servers);
+  const names = [...new Set<ServerName>(['rz-auth', ...scenarios.map((s) => s.server)])];
+  await startServers(names.filter((n) => !NEEDS_CREDENTIALS.has(n)), { store }, servers);
   const rzAuth = servers.get('rz-auth');
   if (!rzAuth) throw new Error('rz-auth is not running');
-  const ctx = { servers, credentials: await createCredentials(rzAuth.url, rzAuthEnv(store)), shape: options, warmupSeconds: options.warmupSeconds };
+  const credentials = await createCredentials(rzAuth.url, rzAuthEnv(store));
+  await startServers(names.filter((n) => NEEDS_CREDENTIALS.has(n)), { store, rzAuth: { url: rzAuth.url, credentials } }, servers);
+  const ctx = { servers, credentials, shape: options, warmupSeconds: options.warmupSeconds };
   const results = await runScenarios(scenarios, options, async (scenario, seconds, first) => {
     const slice = await measureSlice(ctx, scenario, seconds, first);
     progress(scenario, seconds, slice);

@@ -45,6 +45,8 @@ const RSS: Target = { kind: 'rss', maxMb: 150 };
 
 const me = (token: string, connections: number): LoadSpec => ({ method: 'GET', path: '/api/me', token, connections });
 
+const whoami = (token: string, connections: number): LoadSpec => ({ method: 'GET', path: '/whoami', token, connections });
+
 const login = (c: Credentials, shape: LoadShape): LoadSpec => ({
   method: 'POST',
   path: '/api/auth/login',
@@ -82,6 +84,23 @@ export const SCENARIOS: readonly Scenario[] = [
     baseline: 'me-api-token',
     load: (c, s) => ({ method: 'POST', path: '/api/introspect', token: c.serviceToken, form: { token: c.apiToken }, connections: s.connections }),
     targets: [{ kind: 'ratio', min: 0.6 }, RSS],
+  },
+  {
+    // The example service with its token check removed: what the service costs without @rz-auth/verify.
+    id: 'resource-baseline',
+    title: 'example service, check removed: GET /whoami',
+    server: 'resource-baseline',
+    load: (c, s) => whoami(c.apiToken, s.connections),
+    targets: [],
+  },
+  {
+    // What checking a token costs a platform service once the answer is cached (the common case).
+    id: 'resource-whoami',
+    title: 'example service GET /whoami, API token cached by @rz-auth/verify',
+    server: 'resource-server',
+    baseline: 'resource-baseline',
+    load: (c, s) => whoami(c.apiToken, s.connections),
+    targets: [{ kind: 'ratio', min: 0.8 }],
   },
   {
     id: 'tokens-create',

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { builtCli, builtIsCurrent, ROOT, type ServerProcess, spawnNode } from '../test/helpers/server-process.js';
 import { rzAuthEnv, type Store } from './env.js';
+import type { Credentials } from './setup.js';
 
 /*
  * The processes the scenarios load. Each is started plainly, `node <file>`, on the Node that runs
@@ -9,15 +10,36 @@ import { rzAuthEnv, type Store } from './env.js';
  * same settings, and a ratio measures the work one does and the other does not.
  */
 
-export type ServerName = 'ceiling' | 'rz-auth';
+export type ServerName = 'ceiling' | 'rz-auth' | 'resource-server' | 'resource-baseline';
+
+/** What a server is started with: the store, and once set up, rz-auth's address and the credentials. */
+export interface StartContext {
+  readonly store: Store;
+  readonly rzAuth?: { readonly url: string; readonly credentials: Credentials };
+}
+
+/** Servers that need rz-auth running and the credentials made: they start after the setup. */
+export const NEEDS_CREDENTIALS: ReadonlySet<ServerName> = new Set(['resource-server']);
 
 const ceilingReady = async (url: string) =>
   (await fetch(`${url}/api/me`, { headers: { authorization: 'Bearer ready' }, signal: AbortSignal.timeout(1000) })).ok;
 
+/** The example service is ready once its event stream is up: before, it caches nothing. */
+const streamUp = async (url: string) =>
+  ((await (await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) })).json()) as { events?: unknown }).events === 'up';
+
+function resourceServer(ctx: StartContext): Promise<ServerProcess> {
+  if (!ctx.rzAuth) throw new Error('the resource server needs rz-auth and a service credential');
+  const env = { RZ_AUTH_URL: ctx.rzAuth.url, RZ_SERVICE_TOKEN: ctx.rzAuth.credentials.serviceToken };
+  return spawnNode([join(ROOT, 'examples', 'resource-server', 'server.mjs')], env, { ready: streamUp, discardStdout: true });
+}
+
 /** How each server starts. Stdout (rz-auth's request log, written as in production) is discarded, not kept. */
-const START: Readonly<Record<ServerName, (store: Store) => Promise<ServerProcess>>> = {
+const START: Readonly<Record<ServerName, (ctx: StartContext) => Promise<ServerProcess>>> = {
   ceiling: () => spawnNode(['--import', 'tsx', join(ROOT, 'bench', 'ceiling-server.ts')], {}, { ready: ceilingReady, discardStdout: true }),
-  'rz-auth': (store) => spawnNode([builtCli(), 'serve'], rzAuthEnv(store), { discardStdout: true, readyTimeoutMs: 30_000 }),
+  'rz-auth': ({ store }) => spawnNode([builtCli(), 'serve'], rzAuthEnv(store), { discardStdout: true, readyTimeoutMs: 30_000 }),
+  'resource-server': resourceServer,
+  'resource-baseline': () => spawnNode(['--import', 'tsx', join(ROOT, 'bench', 'resource-baseline.ts')], {}, { discardStdout: true }),
 };
 
 /** Builds dist/ when it is missing or older than src/, so the benchmark never measures stale code. */
@@ -41,10 +63,10 @@ export async function stopServer(server: ServerProcess): Promise<void> {
 }
 
 /** Starts the named servers side by side into `started`, which the caller stops whatever happens; throws if one fails. */
-export async function startServers(names: readonly ServerName[], store: Store, started: Map<ServerName, ServerProcess>): Promise<void> {
+export async function startServers(names: readonly ServerName[], ctx: StartContext, started: Map<ServerName, ServerProcess>): Promise<void> {
   const outcomes = await Promise.allSettled(
     names.map(async (name) => {
-      const server = await START[name](store).catch((error: unknown) => {
+      const server = await START[name](ctx).catch((error: unknown) => {
         throw new Error(`${name} did not start: ${error instanceof Error ? error.message : String(error)}`);
       });
       started.set(name, server);

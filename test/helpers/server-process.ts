@@ -34,9 +34,17 @@ const newestFile = (dir: string): number =>
 
 const CLI = join(ROOT, 'dist', 'cli.js');
 
-/** False when dist/cli.js is missing or older than src/: running it would exercise stale code. */
+/** The verifier package, built by the same `npm run build`: what the example service runs. */
+const PACKAGE = join(ROOT, 'packages', 'verify');
+
+const current = (built: string, source: string): boolean => existsSync(built) && newestFile(built) >= newestFile(source) - 1000;
+
+/**
+ * False when dist/cli.js is missing or older than src/, or the verifier package's dist/ than its
+ * src/: running them would exercise stale code.
+ */
 export function builtIsCurrent(): boolean {
-  return existsSync(CLI) && newestFile(join(ROOT, 'dist')) >= newestFile(join(ROOT, 'src')) - 1000;
+  return existsSync(CLI) && current(join(ROOT, 'dist'), join(ROOT, 'src')) && current(join(PACKAGE, 'dist'), join(PACKAGE, 'src'));
 }
 
 /**
@@ -44,8 +52,13 @@ export function builtIsCurrent(): boolean {
  * (pretest); a build older than the sources would test stale code, so that refuses to run.
  */
 export function builtCli(): string {
-  if (!builtIsCurrent()) throw new Error('dist/ is older than src/: run `npm run build` (npm test does it first)');
+  assertBuilt();
   return CLI;
+}
+
+/** Throws unless {@link builtIsCurrent}. */
+export function assertBuilt(): void {
+  if (!builtIsCurrent()) throw new Error('dist/ is older than src/ (or packages/verify/dist/ than its src/): run `npm run build` (npm test does it first)');
 }
 
 function spawnCli(args: readonly string[], env: Record<string, string>): ChildProcess {

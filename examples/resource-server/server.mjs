@@ -1,0 +1,56 @@
+// A platform service (a game catalogue) that checks rz-auth's tokens with @rz-auth/verify.
+// Configured by PORT, RZ_AUTH_URL and RZ_SERVICE_TOKEN (from `rz-auth services create`); HOST
+// defaults to 127.0.0.1. See README.md beside it.
+import { randomUUID } from 'node:crypto';
+import process from 'node:process';
+import { createVerifier } from '@rz-auth/verify';
+import Fastify from 'fastify';
+
+function fail(message) {
+  process.stderr.write(`resource-server: ${message}\n`);
+  process.exit(1);
+}
+
+const { PORT = '3001', HOST = '127.0.0.1', RZ_AUTH_URL, RZ_SERVICE_TOKEN } = process.env;
+if (!RZ_AUTH_URL) fail('RZ_AUTH_URL is required: the base URL of rz-auth, e.g. http://127.0.0.1:3000');
+if (!RZ_SERVICE_TOKEN) fail('RZ_SERVICE_TOKEN is required: a service credential (rzs_...) from `rz-auth services create`');
+const port = Number(PORT);
+if (!Number.isInteger(port) || port < 0 || port > 65535) fail('PORT must be a port number');
+
+let verifier;
+try {
+  verifier = createVerifier({ url: RZ_AUTH_URL, serviceToken: RZ_SERVICE_TOKEN, realm: 'games', onStreamError: (error) => process.stderr.write(`resource-server: rz-auth event stream: ${error?.message ?? error}\n`) });
+} catch (error) {
+  fail(error.message);
+}
+
+const app = Fastify({ logger: false });
+await app.register(verifier.fastifyPlugin);
+
+// Liveness, and whether rz-auth's event stream is up (while it is down every token costs a request to rz-auth).
+app.get('/healthz', async () => ({ status: 'ok', events: verifier.streaming ? 'up' : 'down' }));
+
+// Any valid token: a user's JWT, an API token or an app token.
+app.get('/whoami', { config: { rzAuth: true } }, async (request) => ({ user_id: request.caller.userId, token_type: request.caller.tokenType }));
+
+const NewGame = {
+  type: 'object',
+  required: ['title'],
+  additionalProperties: false,
+  properties: { title: { type: 'string', minLength: 1, maxLength: 100 } },
+};
+
+// Only tokens holding the platform scope games:publish (declared in rz-auth's SCOPES_FILE).
+app.post('/games', { config: { rzAuth: { scopes: ['games:publish'] } }, schema: { body: NewGame } }, async (request, reply) =>
+  reply.code(201).send({ id: randomUUID(), title: request.body.title, published_by: request.caller.userId }),
+);
+
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, async () => {
+    await app.close();
+    await verifier.close();
+  });
+}
+
+await app.listen({ port, host: HOST });
+process.stdout.write(`resource-server listening on http://${HOST}:${app.server.address().port}\n`);

@@ -1,0 +1,26 @@
+/** Who made a request, as rz-auth vouches for it. */
+export interface Caller {
+  readonly userId: string;
+  readonly tokenType: 'user' | 'api_token' | 'app_token';
+  /** The API or app token's id; for a user token (JWT), its session's id. */
+  readonly tokenId: string;
+  /** The token's scopes; a user token has every scope, `['*']`. */
+  readonly scopes: readonly string[];
+  /** The app of an app token. */
+  readonly appId?: string;
+  readonly username?: string;
+  /** Absent for a token that never expires. */
+  readonly expiresAt?: Date;
+}
+
+/** True when `caller` holds `scope`: a user token (`*`) holds every scope. */
+export const holds = (caller: Caller, scope: string): boolean => caller.scopes.includes(scope) || caller.scopes.includes('*');
+
+/** rz-auth's scope names (its catalogue's rule): safe inside the challenge's quoted `scope`. */
+const SCOPE_NAME = /^[a-z][a-z0-9_-]{0,31}(:[a-z][a-z0-9_-]{0,31}){1,2}$/;
+
+/** Throws a TypeError for a scope name rz-auth cannot issue: a typo would otherwise refuse every caller. */
+export function checkScopeNames(scopes: readonly string[]): void {
+  const bad = scopes.find((scope) => typeof scope !== 'string' || !SCOPE_NAME.test(scope));
+  if (bad !== undefined) throw new TypeError(`@rz-auth/verify: ${JSON.stringify(bad)} is not a scope name`);
+}

@@ -1,0 +1,50 @@
+import { type Caller, checkScopeNames } from './caller.js';
+import { VerifyError } from './errors.js';
+import { authorizationOf } from './header.js';
+import { refusalBody, refusalHeaders } from './respond.js';
+import type { VerifierCore } from './verifier.js';
+
+interface RequestLike {
+  readonly headers: { readonly authorization?: string | undefined };
+  readonly rawHeaders?: readonly string[];
+  caller?: Caller;
+}
+
+interface ResponseLike {
+  statusCode: number;
+  setHeader(name: string, value: string): unknown;
+  end(body: string): unknown;
+}
+
+/** A plain `(req, res, next)` middleware, for Express, Connect or anything of their shape. */
+export type Middleware = (req: RequestLike, res: ResponseLike, next: (error?: unknown) => void) => void;
+
+/** Sets `req.caller`, or answers the refusal itself; any other failure goes to `next(error)`. */
+export function expressMiddlewareFor(core: VerifierCore, scopes: readonly string[]): Middleware {
+  checkScopeNames(scopes);
+  return (req, res, next) => {
+    core.verify(authorizationOf(req)).then(
+      (caller) => {
+        try {
+          core.requireScopes(caller, ...scopes);
+        } catch (error) {
+          refuse(res, error, next);
+          return;
+        }
+        req.caller = caller;
+        next();
+      },
+      (error: unknown) => refuse(res, error, next),
+    );
+  };
+}
+
+function refuse(res: ResponseLike, error: unknown, next: (error?: unknown) => void): void {
+  if (!(error instanceof VerifyError)) {
+    next(error);
+    return;
+  }
+  res.statusCode = error.status;
+  for (const [name, value] of Object.entries(refusalHeaders(error))) res.setHeader(name, value);
+  res.end(refusalBody(error));
+}

@@ -1,0 +1,85 @@
+import { type Caller, checkScopeNames } from './caller.js';
+import { VerifyError } from './errors.js';
+import { authorizationOf } from './header.js';
+import { refusalBody, refusalHeaders } from './respond.js';
+import type { VerifierCore } from './verifier.js';
+
+/*
+ * The Fastify plugin, written against the few members it uses so that the package needs no
+ * Fastify (nor fastify-plugin) of its own.
+ */
+
+/** A route's option: `config: { rzAuth: true }` for any valid token, `{ rzAuth: { scopes: [...] } }` to require scopes. */
+export type RouteAuth = true | { readonly scopes: readonly string[] };
+
+interface RequestLike {
+  readonly headers: { readonly authorization?: string | undefined };
+  readonly raw: { readonly rawHeaders: readonly string[] };
+  caller: Caller | null;
+}
+
+interface ReplyLike {
+  code(status: number): ReplyLike;
+  headers(values: Record<string, string>): ReplyLike;
+  send(payload: string): ReplyLike;
+}
+
+type Hook = (request: RequestLike, reply: ReplyLike) => Promise<unknown>;
+
+interface RouteOptionsLike {
+  readonly config?: unknown;
+  onRequest?: unknown;
+}
+
+export interface FastifyLike {
+  decorateRequest(name: 'caller', value: null): unknown;
+  addHook(name: 'onRoute', hook: (route: RouteOptionsLike) => void): unknown;
+}
+
+export type FastifyPlugin = ((instance: FastifyLike, options: unknown, done: (error?: Error) => void) => void) & {
+  readonly [key: symbol]: unknown;
+};
+
+function routeAuthOf(config: unknown): readonly string[] | null {
+  if (typeof config !== 'object' || config === null || !('rzAuth' in config)) return null;
+  const auth = (config as { rzAuth: unknown }).rzAuth;
+  if (auth === true) return [];
+  const scopes = typeof auth === 'object' && auth !== null ? (auth as { scopes?: unknown }).scopes : undefined;
+  if (!Array.isArray(scopes)) throw new TypeError('rzAuth route option: true or { scopes: string[] }');
+  checkScopeNames(scopes);
+  return scopes as string[];
+}
+
+function hookFor(core: VerifierCore, scopes: readonly string[]): Hook {
+  return async (request, reply) => {
+    try {
+      const caller = await core.verify(authorizationOf({ headers: request.headers, rawHeaders: request.raw.rawHeaders }));
+      core.requireScopes(caller, ...scopes);
+      request.caller = caller;
+    } catch (error) {
+      if (!(error instanceof VerifyError)) throw error;
+      return reply.code(error.status).headers(refusalHeaders(error)).send(refusalBody(error));
+    }
+    return undefined;
+  };
+}
+
+/**
+ * Decorates every request with `caller` (null until authenticated) and authenticates the routes
+ * declared with the `rzAuth` option in an onRequest hook: before the body is read, so a refused
+ * request costs no parsing. Marked skip-override (as fastify-plugin does) so the decoration and
+ * the hook reach the routes of the instance it is registered on.
+ */
+export function fastifyPluginFor(core: VerifierCore): FastifyPlugin {
+  const plugin = (instance: FastifyLike, _options: unknown, done: (error?: Error) => void): void => {
+    instance.decorateRequest('caller', null);
+    instance.addHook('onRoute', (route) => {
+      const scopes = routeAuthOf(route.config);
+      if (scopes === null) return;
+      const existing = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
+      route.onRequest = [hookFor(core, scopes), ...existing];
+    });
+    done();
+  };
+  return Object.assign(plugin, { [Symbol.for('skip-override')]: true, [Symbol.for('fastify.display-name')]: '@rz-auth/verify' });
+}

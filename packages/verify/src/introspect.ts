@@ -1,0 +1,56 @@
+import type { Caller } from './caller.js';
+
+export type Fetch = typeof globalThis.fetch;
+
+/** The outcome of one introspection: a caller, inactive, or no usable answer. */
+export type Introspection = { readonly active: true; readonly caller: Caller } | { readonly active: false } | { readonly unavailable: unknown };
+
+const TOKEN_TYPES: ReadonlySet<string> = new Set(['user', 'api_token', 'app_token']);
+
+/**
+ * The caller an active RFC 7662 answer describes, or null when the answer is not the shape
+ * rz-auth sends (a proxy's page, a newer server): such an answer is never taken as a yes.
+ */
+function callerOf(body: Record<string, unknown>): Caller | null {
+  const { token_type: type, sub, jti, scope, exp, username, client_id: appId } = body;
+  if (typeof type !== 'string' || !TOKEN_TYPES.has(type) || typeof sub !== 'string' || typeof jti !== 'string' || typeof scope !== 'string') return null;
+  if ((exp !== undefined && typeof exp !== 'number') || (username !== undefined && typeof username !== 'string')) return null;
+  if (type === 'app_token' ? typeof appId !== 'string' : appId !== undefined) return null;
+  return {
+    userId: sub,
+    tokenType: type as Caller['tokenType'],
+    tokenId: jti,
+    scopes: scope === '' ? [] : scope.split(' '),
+    ...(typeof appId === 'string' ? { appId } : {}),
+    ...(typeof username === 'string' ? { username } : {}),
+    ...(typeof exp === 'number' ? { expiresAt: new Date(exp * 1000) } : {}),
+  };
+}
+
+/**
+ * POST /api/introspect with the service credential. Any answer but a 200 of the documented shape
+ * (a network error, a timeout, 401 for a revoked credential, 429, 5xx) is `unavailable`: the caller
+ * fails closed on it.
+ */
+export async function introspect(fetchFn: Fetch, base: string, serviceToken: string, token: string, timeoutMs: number): Promise<Introspection> {
+  try {
+    const res = await fetchFn(`${base}/api/introspect`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${serviceToken}`, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      body: new URLSearchParams({ token }).toString(),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    if (res.status !== 200) {
+      await res.body?.cancel();
+      return { unavailable: new Error(`POST /api/introspect answered ${res.status}`) };
+    }
+    const body = (await res.json()) as unknown;
+    if (typeof body !== 'object' || body === null) return { unavailable: new Error('POST /api/introspect answered no JSON object') };
+    const record = body as Record<string, unknown>;
+    if (record.active === false) return { active: false };
+    const caller = record.active === true ? callerOf(record) : null;
+    return caller ? { active: true, caller } : { unavailable: new Error('POST /api/introspect answered an unexpected shape') };
+  } catch (error) {
+    return { unavailable: error };
+  }
+}

@@ -1,0 +1,83 @@
+import { createRemoteJWKSet, customFetch, errors, jwtVerify } from 'jose';
+import type { Fetch } from './introspect.js';
+
+/** What rz-auth signs user tokens with (RFC 8725: one algorithm, never the token's choice). */
+const ALGORITHM = 'EdDSA';
+/** Compact JWS only, and no longer than rz-auth's own limit: anything else never reaches a parser. */
+const COMPACT_JWS = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+const MAX_JWT_LENGTH = 2048;
+
+/** jose's codes for a token that is wrong, as opposed to a JWKS that could not be had. */
+const INVALID = new Set([
+  'ERR_JWKS_NO_MATCHING_KEY',
+  'ERR_JWKS_MULTIPLE_MATCHING_KEYS',
+  'ERR_JWS_SIGNATURE_VERIFICATION_FAILED',
+  'ERR_JWS_INVALID',
+  'ERR_JWT_INVALID',
+  'ERR_JWT_EXPIRED',
+  'ERR_JWT_CLAIM_VALIDATION_FAILED',
+  'ERR_JOSE_ALG_NOT_ALLOWED',
+  'ERR_JOSE_NOT_SUPPORTED',
+]);
+
+export const looksLikeJwt = (token: string): boolean => token.length <= MAX_JWT_LENGTH && COMPACT_JWS.test(token);
+
+export interface JwtClaims {
+  readonly sub: string;
+  readonly sid: string;
+  readonly exp: number;
+}
+
+export type JwtCheck = { readonly valid: true; readonly claims: JwtClaims } | { readonly valid: false } | { readonly unavailable: unknown };
+
+export interface JwtOptions {
+  readonly issuer: string;
+  readonly audience: string;
+  /** Least time between two JWKS fetches caused by an unknown `kid`. */
+  readonly cooldownMs: number;
+  readonly timeoutMs: number;
+  readonly fetch: Fetch;
+}
+
+/**
+ * Offline verification of rz-auth's user tokens against its JWKS. The key set is fetched once,
+ * then again only for a `kid` it does not hold (at most once per cooldown, so forged kids cannot
+ * make us hammer rz-auth) or when rz-auth announces a rotation ({@link reload}).
+ */
+export class JwtVerifier {
+  private readonly jwks: ReturnType<typeof createRemoteJWKSet>;
+
+  constructor(
+    base: string,
+    private readonly options: JwtOptions,
+  ) {
+    const fetchFn = options.fetch;
+    this.jwks = createRemoteJWKSet(new URL(`${base}/.well-known/jwks.json`), {
+      cooldownDuration: options.cooldownMs,
+      timeoutDuration: options.timeoutMs,
+      [customFetch]: (url, init) => fetchFn(url, init),
+    });
+  }
+
+  async verify(token: string): Promise<JwtCheck> {
+    try {
+      const { payload } = await jwtVerify(token, this.jwks, {
+        algorithms: [ALGORITHM],
+        typ: 'JWT',
+        issuer: this.options.issuer,
+        audience: this.options.audience,
+        requiredClaims: ['sub', 'sid', 'jti', 'iat', 'exp'],
+      });
+      const { sub, sid, exp } = payload;
+      if (typeof sub !== 'string' || typeof sid !== 'string' || typeof exp !== 'number') return { valid: false };
+      return { valid: true, claims: { sub, sid, exp } };
+    } catch (error) {
+      return error instanceof errors.JOSEError && INVALID.has(error.code) ? { valid: false } : { unavailable: error };
+    }
+  }
+
+  /** Fetches the key set again now (rz-auth rotated its keys); a failure waits for the next use. */
+  reload(): void {
+    this.jwks.reload().catch(() => undefined);
+  }
+}

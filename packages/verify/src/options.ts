@@ -1,0 +1,73 @@
+import { QUOTABLE } from './errors.js';
+import type { Fetch } from './introspect.js';
+
+export interface VerifierOptions {
+  /** rz-auth's base URL, e.g. `https://auth.example.com` (no trailing path). */
+  readonly url: string;
+  /** This service's credential, `rzs_…`, from `rz-auth services create`. */
+  readonly serviceToken: string;
+  /** The realm of the `WWW-Authenticate` challenges. Default `rz`. */
+  readonly realm?: string;
+  /** The `iss` and `aud` rz-auth puts in user tokens (its JWT_ISSUER, JWT_AUDIENCE). Defaults `rz-auth`, `rz-api`. */
+  readonly issuer?: string;
+  readonly audience?: string;
+  /** Most answers kept. Default 10000. */
+  readonly cacheMaxEntries?: number;
+  /** Longest an answer is kept, however long the token lives. Default 10 minutes. */
+  readonly cacheMaxAgeMs?: number;
+  /** Per request to rz-auth (introspection, JWKS). Default 5000. */
+  readonly timeoutMs?: number;
+  /** Least time between two JWKS fetches caused by an unknown key id. Default 30000. */
+  readonly jwksCooldownMs?: number;
+  /** Silence after which the event stream counts as dead and is reopened. Default 45000 (rz-auth sends a comment at least every 15 s). */
+  readonly streamIdleTimeoutMs?: number;
+  /** Backoff between reconnections of the event stream. Defaults 250 and 10000. */
+  readonly reconnectMinMs?: number;
+  readonly reconnectMaxMs?: number;
+  /** For every request to rz-auth. Default `globalThis.fetch`. */
+  readonly fetch?: Fetch;
+  /** Told of each failure of the event stream (while it is down, nothing is cached). */
+  readonly onStreamError?: (error: unknown) => void;
+}
+
+export type Settings = Required<Omit<VerifierOptions, 'onStreamError'>> & Pick<VerifierOptions, 'onStreamError'>;
+
+const SERVICE_TOKEN = /^rzs_[0-9A-Za-z]{49}$/;
+
+function positive(name: string, value: number | undefined, fallback: number): number {
+  const chosen = value ?? fallback;
+  if (!Number.isSafeInteger(chosen) || chosen <= 0) throw new TypeError(`createVerifier: ${name} must be a positive integer`);
+  return chosen;
+}
+
+/** The options with their defaults, checked once: a bad one throws naming it. */
+export function settingsOf(options: VerifierOptions): Settings {
+  let url: URL;
+  try {
+    url = new URL(options.url);
+  } catch {
+    throw new TypeError('createVerifier: url must be an absolute http(s) URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError('createVerifier: url must be an absolute http(s) URL');
+  if (typeof options.serviceToken !== 'string' || !SERVICE_TOKEN.test(options.serviceToken)) {
+    throw new TypeError('createVerifier: serviceToken must be a service credential (rzs_…) from `rz-auth services create`');
+  }
+  const realm = options.realm ?? 'rz';
+  if (!QUOTABLE.test(realm)) throw new TypeError('createVerifier: realm must be 1 to 100 printable characters without " or \\');
+  return {
+    url: url.href.replace(/\/+$/, ''),
+    serviceToken: options.serviceToken,
+    realm,
+    issuer: options.issuer ?? 'rz-auth',
+    audience: options.audience ?? 'rz-api',
+    cacheMaxEntries: positive('cacheMaxEntries', options.cacheMaxEntries, 10_000),
+    cacheMaxAgeMs: positive('cacheMaxAgeMs', options.cacheMaxAgeMs, 600_000),
+    timeoutMs: positive('timeoutMs', options.timeoutMs, 5000),
+    jwksCooldownMs: positive('jwksCooldownMs', options.jwksCooldownMs, 30_000),
+    streamIdleTimeoutMs: positive('streamIdleTimeoutMs', options.streamIdleTimeoutMs, 45_000),
+    reconnectMinMs: positive('reconnectMinMs', options.reconnectMinMs, 250),
+    reconnectMaxMs: positive('reconnectMaxMs', options.reconnectMaxMs, 10_000),
+    fetch: options.fetch ?? globalThis.fetch,
+    onStreamError: options.onStreamError,
+  };
+}

@@ -1,0 +1,136 @@
+import type { EventSourceMessage } from 'eventsource-parser';
+import { CallerCache } from './cache.js';
+import { type Caller, checkScopeNames, holds } from './caller.js';
+import { VerifyError } from './errors.js';
+import { EventFeed } from './events.js';
+import { parseAuthorization } from './header.js';
+import { invalidationOf } from './invalidation.js';
+import { introspect } from './introspect.js';
+import { JwtVerifier, looksLikeJwt } from './jwt.js';
+import type { Settings } from './options.js';
+
+/** API and app tokens; a service credential is no caller and never goes out for introspection. */
+const OPAQUE = /^rza?_[0-9A-Za-z]{49}$/;
+
+/** What the framework adapters need of a verifier. */
+export interface VerifierCore {
+  /** The caller of an `Authorization` value; rejects with a {@link VerifyError}. */
+  verify(authorization: string | readonly string[] | undefined): Promise<Caller>;
+  /** Throws a 403 insufficient_scope {@link VerifyError} naming `scopes` unless the caller holds each. */
+  requireScopes(caller: Caller, ...scopes: string[]): void;
+  /** Whether the event stream is up: only then are answers cached. */
+  readonly streaming: boolean;
+  /** Answers held in the cache now. */
+  readonly cacheSize: number;
+  /** Ends the event stream and its timers; verify() still works after, without a cache. */
+  close(): Promise<void>;
+}
+
+/**
+ * The engine: answers from the cache while the event stream keeps it correct, else from rz-auth.
+ * `generation` moves on every event and every change of the stream's state; an answer fetched
+ * across such a move is returned but not cached, since the event may concern it.
+ */
+export class Engine implements VerifierCore {
+  private readonly cache: CallerCache;
+  private readonly jwt: JwtVerifier;
+  private readonly feed: EventFeed;
+  private generation = 0;
+
+  constructor(private readonly settings: Settings) {
+    const { url, fetch, timeoutMs } = settings;
+    this.cache = new CallerCache(settings.cacheMaxEntries, settings.cacheMaxAgeMs);
+    this.jwt = new JwtVerifier(url, { issuer: settings.issuer, audience: settings.audience, cooldownMs: settings.jwksCooldownMs, timeoutMs, fetch });
+    this.feed = new EventFeed({
+      base: url,
+      serviceToken: settings.serviceToken,
+      fetch,
+      idleTimeoutMs: settings.streamIdleTimeoutMs,
+      minDelayMs: settings.reconnectMinMs,
+      maxDelayMs: settings.reconnectMaxMs,
+      onEvent: (message) => this.onEvent(message),
+      onState: () => this.forgetAll(),
+      onError: (error) => settings.onStreamError?.(error),
+    });
+  }
+
+  get streaming(): boolean {
+    return this.feed.connected;
+  }
+
+  get cacheSize(): number {
+    return this.cache.size;
+  }
+
+  async verify(authorization: string | readonly string[] | undefined): Promise<Caller> {
+    const parsed = parseAuthorization(authorization);
+    if (!parsed.ok) throw this.error(parsed.code);
+    const { token } = parsed;
+    const known = this.feed.connected ? this.cache.get(token, Date.now()) : undefined;
+    if (known === 'revoked') throw this.error('invalid_token');
+    if (known) return known;
+    const generation = this.generation;
+    const caller = await this.lookUp(token);
+    if (this.feed.connected && generation === this.generation) this.cache.set(token, caller, Date.now());
+    return caller;
+  }
+
+  requireScopes(caller: Caller, ...scopes: string[]): void {
+    if (scopes.every((scope) => holds(caller, scope))) return;
+    checkScopeNames(scopes);
+    throw new VerifyError('insufficient_scope', this.settings.realm, { scopes });
+  }
+
+  async close(): Promise<void> {
+    await this.feed.close();
+    this.forgetAll();
+  }
+
+  /**
+   * A user token is verified offline first (a forged or expired one never costs a request), then
+   * its session is checked by introspection: a logout before this service heard of the token
+   * came through no event it saw. Opaque tokens are introspected.
+   */
+  private async lookUp(token: string): Promise<Caller> {
+    if (looksLikeJwt(token)) {
+      const check = await this.jwt.verify(token);
+      if ('unavailable' in check) throw this.error('unavailable', check.unavailable);
+      if (!check.valid) throw this.error('invalid_token');
+      const caller = await this.introspected(token);
+      if (caller.tokenType !== 'user' || caller.userId !== check.claims.sub || caller.tokenId !== check.claims.sid) throw this.error('invalid_token');
+      return caller;
+    }
+    if (OPAQUE.test(token)) {
+      const caller = await this.introspected(token);
+      if (caller.tokenType === 'user') throw this.error('invalid_token');
+      return caller;
+    }
+    throw this.error('invalid_token');
+  }
+
+  private async introspected(token: string): Promise<Caller> {
+    const { url, serviceToken, timeoutMs, fetch } = this.settings;
+    const answer = await introspect(fetch, url, serviceToken, token, timeoutMs);
+    if ('unavailable' in answer) throw this.error('unavailable', answer.unavailable);
+    if (!answer.active) throw this.error('invalid_token');
+    return answer.caller;
+  }
+
+  private onEvent(message: EventSourceMessage): void {
+    const what = invalidationOf(message);
+    this.generation++;
+    this.cache.apply(what);
+    if (message.event === 'keys.changed' || message.event === 'reset') this.jwt.reload();
+  }
+
+  /** The stream came up or went down: nothing cached before can be vouched for. */
+  private forgetAll(): void {
+    this.generation++;
+    this.cache.apply({ kind: 'all', revoke: false });
+  }
+
+  private error(code: VerifyError['code'], cause?: unknown): VerifyError {
+    return new VerifyError(code, this.settings.realm, cause === undefined ? {} : { cause });
+  }
+}
+

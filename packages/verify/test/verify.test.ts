@@ -1,0 +1,191 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { request, runCli } from '../../../test/helpers/server-process.js';
+import { type Caller, createVerifier, type Verifier, VerifyError } from '../src/index.js';
+import { type Account, apiToken, appToken, login, PASSWORD, refusedSoon, type RzAuth, serviceToken, signup, startRzAuth, verifierOf } from './rz-auth.js';
+
+/**
+ * The verifier against a real rz-auth process: what each token type resolves to, the refusals, and
+ * the cache kept by the event stream (contract §7, "The verifier package").
+ */
+
+let rz: RzAuth;
+let service: string;
+let account: Account;
+const verifiers: Verifier[] = [];
+beforeAll(async () => {
+  rz = await startRzAuth();
+  service = await serviceToken(rz.env);
+  account = await signup(rz.url);
+}, 60_000);
+afterEach(async () => {
+  for (const v of verifiers.splice(0)) await v.close();
+});
+afterAll(() => rz.stop());
+
+async function connected(options = {}) {
+  const made = await verifierOf(rz, service, options);
+  verifiers.push(made.verifier);
+  return made;
+}
+
+/** The VerifyError `promise` rejects with. */
+async function refusal(promise: Promise<unknown>): Promise<VerifyError> {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(VerifyError);
+  return error as VerifyError;
+}
+
+describe('each token type resolves to its caller', () => {
+  it('a user JWT: verified against the JWKS, its session checked; every scope', async () => {
+    const { verifier } = await connected();
+    const caller = await verifier.verify(`Bearer ${account.jwt}`);
+    expect(caller).toMatchObject({ userId: account.userId, tokenType: 'user', scopes: ['*'], username: account.username });
+    expect(caller.expiresAt?.getTime()).toBeGreaterThan(Date.now());
+    expect(caller.appId).toBeUndefined();
+    verifier.requireScopes(caller, 'games:publish', 'anything:else');
+  });
+
+  it('an API token with a platform scope', async () => {
+    const { verifier } = await connected();
+    const token = await apiToken(rz.url, account, ['games:publish']);
+    const caller = await verifier.verify(`Bearer ${token.token}`);
+    expect(caller).toEqual({ userId: account.userId, tokenType: 'api_token', tokenId: token.id, scopes: ['games:publish'], username: account.username });
+    verifier.requireScopes(caller, 'games:publish');
+  });
+
+  it('an app token carries its app', async () => {
+    const { verifier } = await connected();
+    const app = await appToken(rz.url, account, ['games:publish']);
+    const caller = await verifier.verify(`Bearer ${app.token}`);
+    expect(caller).toMatchObject({ userId: account.userId, tokenType: 'app_token', tokenId: app.tokenId, appId: app.appId, scopes: ['games:publish'] });
+  });
+});
+
+describe('refusals', () => {
+  const realm = 'Bearer realm="rz"';
+  it.each([
+    ['no header', undefined, 'unauthorized', 401, realm],
+    ['an empty header', '', 'unauthorized', 401, realm],
+    ['another scheme', 'Basic dXNlcjpwYXNz', 'unauthorized', 401, realm],
+    ['Bearer without a token', 'Bearer', 'invalid_request', 400, `${realm}, error="invalid_request"`],
+    ['two spaces', 'Bearer  rz_abc', 'invalid_request', 400, `${realm}, error="invalid_request"`],
+    ['a tab', 'Bearer\trz_abc', 'invalid_request', 400, `${realm}, error="invalid_request"`],
+    ['two headers', ['Bearer a', 'Bearer b'], 'invalid_request', 400, `${realm}, error="invalid_request"`],
+    ['characters outside b64token', 'Bearer rz_abc!', 'invalid_token', 401, `${realm}, error="invalid_token"`],
+    ['a very long value', `Bearer ${'a'.repeat(100_000)}`, 'invalid_token', 401, `${realm}, error="invalid_token"`],
+    ['a service credential', 'Bearer rzs_' + 'a'.repeat(49), 'invalid_token', 401, `${realm}, error="invalid_token"`],
+    ['an unknown shape', 'Bearer sk_live_abc', 'invalid_token', 401, `${realm}, error="invalid_token"`],
+  ] as const)('%s: %s, no request to rz-auth', async (_name, header, code, status, challenge) => {
+    const { verifier, counted } = await connected();
+    const error = await refusal(verifier.verify(header as string | string[] | undefined));
+    expect({ code: error.code, status: error.status, wwwAuthenticate: error.wwwAuthenticate }).toEqual({ code, status, wwwAuthenticate: challenge });
+    expect(counted.count('/api/introspect') + counted.count('/.well-known/jwks.json')).toBe(0);
+  });
+
+  it('a lower-case scheme is the same scheme', async () => {
+    const { verifier } = await connected();
+    expect((await verifier.verify(`bearer ${account.jwt}`)).userId).toBe(account.userId);
+  });
+
+  it('unknown, forged or tampered tokens are invalid_token, the same error whatever the reason', async () => {
+    const { verifier } = await connected();
+    const token = await apiToken(rz.url, account);
+    const [head, body, signature] = account.jwt.split('.') as [string, string, string];
+    const tampered = [`${head}.${body.slice(0, -2)}AA.${signature}`, `rz_${'0'.repeat(49)}`, `rza_${'0'.repeat(49)}`, `${token.token.slice(0, -1)}x`];
+    const errors = await Promise.all(tampered.map((t) => refusal(verifier.verify(`Bearer ${t}`))));
+    for (const error of errors) expect([error.status, error.code, error.wwwAuthenticate]).toEqual([401, 'invalid_token', 'Bearer realm="rz", error="invalid_token"']);
+  });
+
+  it('requireScopes: 403 insufficient_scope naming the scopes needed', async () => {
+    const { verifier } = await connected({ realm: 'games' });
+    const caller = await verifier.verify(`Bearer ${(await apiToken(rz.url, account)).token}`);
+    let thrown: unknown;
+    try {
+      verifier.requireScopes(caller, 'games:publish');
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(VerifyError);
+    expect(thrown).toMatchObject({ status: 403, code: 'insufficient_scope', wwwAuthenticate: 'Bearer realm="games", error="insufficient_scope", scope="games:publish"' });
+  });
+
+  it('refuses bad options at creation, naming them', async () => {
+    expect(() => createVerifier({ url: 'not a url', serviceToken: service })).toThrow(/url/);
+    expect(() => createVerifier({ url: rz.url, serviceToken: 'rz_nope' })).toThrow(/serviceToken/);
+    expect(() => createVerifier({ url: rz.url, serviceToken: service, realm: 'a"b' })).toThrow(/realm/);
+    expect(() => createVerifier({ url: rz.url, serviceToken: service, cacheMaxEntries: 0 })).toThrow(/cacheMaxEntries/);
+  });
+});
+
+describe('the cache, kept correct by the event stream', () => {
+  const verifyRefused = async (verifier: Verifier, token: string) => {
+    for (let i = 0; i < 3; i++) expect((await refusal(verifier.verify(`Bearer ${token}`))).code).toBe('invalid_token');
+  };
+  const verifyTwice = async (verifier: Verifier, token: string): Promise<Caller> => {
+    await verifier.verify(`Bearer ${token}`);
+    return verifier.verify(`Bearer ${token}`);
+  };
+
+  it('an opaque token is introspected once, then answered from the cache; its revocation is kept as a refusal', async () => {
+    const { verifier, counted } = await connected();
+    const token = await apiToken(rz.url, account);
+    await verifyTwice(verifier, token.token);
+    expect(counted.count('/api/introspect')).toBe(1);
+    expect((await request(rz.url, 'DELETE', `/api/tokens/${token.id}`, { token: account.jwt })).status).toBe(204);
+    expect((await refusedSoon(verifier, token.token)).code).toBe('invalid_token');
+    // The revocation is final: the refusal is kept and costs rz-auth nothing, however often it is tried.
+    await verifyRefused(verifier, token.token);
+    expect(counted.count('/api/introspect')).toBe(1);
+  });
+
+  it('a user JWT: the JWKS fetched once, the session checked once, a logout drops it', async () => {
+    const { verifier, counted } = await connected();
+    const user = await signup(rz.url);
+    const other = await apiToken(rz.url, user);
+    await verifyTwice(verifier, user.jwt);
+    await verifyTwice(verifier, other.token);
+    expect([counted.count('/.well-known/jwks.json'), counted.count('/api/introspect')]).toEqual([1, 2]);
+    expect((await request(rz.url, 'POST', '/api/auth/logout', { token: user.jwt })).status).toBe(204);
+    expect((await refusedSoon(verifier, user.jwt)).code).toBe('invalid_token');
+    // The API token of the same user is untouched by the logout, and still cached.
+    await verifier.verify(`Bearer ${other.token}`);
+    expect(counted.count('/api/introspect')).toBe(2);
+  });
+
+  it('a deleted user (the CLI): every answer about them becomes a refusal', async () => {
+    const { verifier, counted } = await connected();
+    const doomed = await signup(rz.url);
+    const token = await apiToken(rz.url, doomed);
+    await verifyTwice(verifier, doomed.jwt);
+    await verifyTwice(verifier, token.token);
+    await verifyTwice(verifier, (await apiToken(rz.url, account)).token);
+    expect(verifier.cacheSize).toBe(3);
+    expect((await runCli(['users', 'delete', doomed.userId], rz.env)).code).toBe(0);
+    for (const t of [doomed.jwt, token.token]) expect((await refusedSoon(verifier, t)).code).toBe('invalid_token');
+    expect(counted.count('/api/introspect')).toBe(3);
+  });
+
+  it('the account routes: ending the other sessions, then deleting the account, refuse their tokens', async () => {
+    const { verifier } = await connected();
+    const member = await signup(rz.url);
+    const second = await login(rz.url, member);
+    const token = await apiToken(rz.url, member);
+    for (const t of [member.jwt, second, token.token]) await verifyTwice(verifier, t);
+    expect((await request(rz.url, 'DELETE', '/api/auth/sessions', { token: second })).status).toBe(204);
+    expect((await refusedSoon(verifier, member.jwt)).code).toBe('invalid_token');
+    expect((await verifier.verify(`Bearer ${second}`)).tokenType).toBe('user');
+    expect((await request(rz.url, 'DELETE', '/api/me', { token: second, body: { password: PASSWORD } })).status).toBe(204);
+    for (const t of [second, token.token]) expect((await refusedSoon(verifier, t)).code).toBe('invalid_token');
+  });
+
+  it('a deleted app: its tokens are refused', async () => {
+    const { verifier } = await connected();
+    const app = await appToken(rz.url, account);
+    await verifyTwice(verifier, app.token);
+    expect((await request(rz.url, 'DELETE', `/api/apps/${app.appId}`, { token: account.jwt })).status).toBe(204);
+    expect((await refusedSoon(verifier, app.token)).code).toBe('invalid_token');
+  });
+});
