@@ -97,7 +97,7 @@ describe.skipIf(!run)('Developers page with platform scopes', { timeout: 60_000 
     expect(await meScopes(value)).toEqual(['scores:write']);
     await page.getByRole('button', { name: 'Done, I have stored it safely' }).click();
     const app = page.locator('.item', { hasText: 'Scoreboard' });
-    expect(await app.locator('.issued .chips li').allInnerTexts()).toEqual(['scores:write']);
+    await expect.poll(() => app.locator('.app-token-main > .chips li').allInnerTexts()).toEqual(['scores:write']);
   });
 
   it('asks for the scopes of another app token; Cancel issues nothing', async () => {
@@ -107,7 +107,7 @@ describe.skipIf(!run)('Developers page with platform scopes', { timeout: 60_000 
     await expect.poll(() => dialog.isVisible()).toBe(true);
     await screenshot(page, 'issue-dialog', 'platform-scopes');
     await dialog.getByRole('button', { name: 'Cancel' }).click();
-    expect(await app.locator('.issued > ul > li').count()).toBe(1);
+    expect(await app.locator('.app-token').count()).toBe(1);
 
     await page.getByRole('button', { name: 'Issue token for Scoreboard' }).click();
     await dialog.getByLabel('games:publish', { exact: true }).check();
@@ -115,8 +115,9 @@ describe.skipIf(!run)('Developers page with platform scopes', { timeout: 60_000 
     const value = await shownValue('New app token value');
     expect(await meScopes(value)).toEqual(['games:publish']);
     await page.getByRole('button', { name: 'Done, I have stored it safely' }).click();
-    await expect.poll(() => app.locator('.issued > ul > li').count()).toBe(2);
-    expect(await app.locator('.issued .chips li').allInnerTexts()).toEqual(['scores:write', 'games:publish']);
+    // Listed at once, newest first.
+    await expect.poll(() => app.locator('.app-token').count()).toBe(2);
+    expect(await app.locator('.app-token-main > .chips li').allInnerTexts()).toEqual(['games:publish', 'scores:write']);
     await screenshot(page, 'apps-list', 'platform-scopes');
   });
 
