@@ -26,6 +26,7 @@ describe.skipIf(!run)('Developers page with platform scopes', { timeout: 60_000 
   let browser: Browser;
   let page: Page;
   let catalogue: Scope[];
+  let publisher = '';
   const watch: Watch = { urls: [], consoleErrors: [], cspViolations: [] };
 
   const meScopes = async (token: string) =>
@@ -76,11 +77,24 @@ describe.skipIf(!run)('Developers page with platform scopes', { timeout: 60_000 
     await page.getByLabel('apps:read', { exact: true }).check();
     await page.getByRole('button', { name: 'Create token' }).click();
     const value = await shownValue('New API token value');
+    publisher = value;
     expect(await meScopes(value)).toEqual(['apps:read', 'games:publish']);
     await page.getByRole('button', { name: 'Done, I have stored it safely' }).click();
     const item = page.locator('.item', { hasText: 'publisher' });
     await expect.poll(() => item.count()).toBe(1);
     expect(await item.locator('.chips li').allInnerTexts()).toEqual(['apps:read', 'games:publish']);
+  });
+
+  it('narrows to the scopes it uses without dropping the platform scopes rz-auth cannot see used', async () => {
+    // GET /api/me above used the token without needing apps:read; games:publish is checked by the platform.
+    await page.getByRole('button', { name: 'Details of token publisher' }).click();
+    const detail = page.locator('.token-detail');
+    await expect.poll(() => detail.innerText()).toContain('Platform scopes are checked by your own services');
+    await page.getByRole('button', { name: 'Narrow to the scopes it uses' }).click();
+    const dialog = page.getByRole('dialog');
+    await expect.poll(() => dialog.innerText()).toContain('It loses apps:read from');
+    await dialog.getByRole('button', { name: 'Narrow token' }).click();
+    await expect.poll(() => meScopes(publisher)).toEqual(['games:publish']);
   });
 
   it('registers an app whose first token carries the platform scopes chosen, and shows them with the token', async () => {
@@ -118,6 +132,12 @@ describe.skipIf(!run)('Developers page with platform scopes', { timeout: 60_000 
     // Listed at once, newest first.
     await expect.poll(() => app.locator('.app-token').count()).toBe(2);
     expect(await app.locator('.app-token-main > .chips li').allInnerTexts()).toEqual(['games:publish', 'scores:write']);
+    // App tokens carry platform scopes only: rz-auth never sees them used, so it never offers to narrow them.
+    expect(await meScopes(value)).toEqual(['games:publish']);
+    const newest = app.locator('.app-token').first();
+    await newest.getByRole('button', { name: /^Details of token rza_…/ }).click();
+    await expect.poll(() => newest.locator('.token-detail').innerText()).toMatch(/Last used\s*just now/);
+    expect(await newest.getByRole('button', { name: 'Narrow to the scopes it uses' }).count()).toBe(0);
     await screenshot(page, 'apps-list', 'platform-scopes');
   });
 
