@@ -1,7 +1,6 @@
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PASSWORD } from '../helpers/api.js';
-import { browserAvailable, launch, openContext, screenshot, serve, type Served, type Watch } from './harness.js';
+import { browserAvailable, launch, logIn, openContext, screenshot, serve, signUp, type Served, type Watch } from './harness.js';
 
 /*
  * The Developers page and an app's tokens: listed under the app from GET /api/apps/{id}/tokens
@@ -39,13 +38,7 @@ describe.skipIf(!run)('Developers page: app tokens', { timeout: 60_000 }, () => 
 
   beforeAll(async () => {
     server = await serve();
-    const signup = await fetch(`${server.url}/api/auth/signup`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: EMAIL, username: 'mae', password: PASSWORD }),
-    });
-    expect(signup.status).toBe(201);
-    const jwt = ((await signup.json()) as { token: string }).token;
+    const jwt = await signUp(server.url, EMAIL, 'mae');
     // An app and a second token, both issued outside the page (as a CLI or curl would).
     const registered = await fetch(`${server.url}/api/apps`, {
       method: 'POST',
@@ -62,11 +55,7 @@ describe.skipIf(!run)('Developers page: app tokens', { timeout: 60_000 }, () => 
 
     browser = await launch();
     page = await (await openContext(browser, server.url, watch)).newPage();
-    await page.goto(`${server.url}/developers#apps`);
-    await page.getByLabel('Email').fill(EMAIL);
-    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.getByRole('heading', { name: 'Apps', level: 1 }).waitFor();
+    await logIn(page, server.url, EMAIL, { fragment: '#apps', heading: 'Apps' });
     app = page.locator('.item', { hasText: 'Tetris' });
   });
   afterAll(async () => {

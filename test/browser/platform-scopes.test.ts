@@ -1,9 +1,8 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PASSWORD } from '../helpers/api.js';
 import { tempDir } from '../helpers/app.js';
 import { scopesFileEnv } from '../helpers/scopes.js';
-import { browserAvailable, launch, openContext, screenshot, serve, type Served, type Watch } from './harness.js';
+import { browserAvailable, launch, logIn, openContext, screenshot, serve, signUp, type Served, type Watch } from './harness.js';
 
 /*
  * The Developers page with the platform's own scopes (SCOPES_FILE): the pickers offer what
@@ -40,19 +39,10 @@ describe.skipIf(!run)('Developers page with platform scopes', { timeout: 60_000 
   beforeAll(async () => {
     server = await serve(scopesFileEnv(files.dir));
     catalogue = ((await (await fetch(`${server.url}/api/scopes`)).json()) as { scopes: Scope[] }).scopes;
-    const signup = await fetch(`${server.url}/api/auth/signup`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: EMAIL, username: 'grace', password: PASSWORD }),
-    });
-    expect(signup.status).toBe(201);
+    await signUp(server.url, EMAIL, 'grace');
     browser = await launch();
     page = await (await openContext(browser, server.url, watch)).newPage();
-    await page.goto(`${server.url}/developers`);
-    await page.getByLabel('Email').fill(EMAIL);
-    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.getByRole('heading', { name: 'API tokens', level: 1 }).waitFor();
+    await logIn(page, server.url, EMAIL);
   });
   afterAll(async () => {
     await browser?.close();
