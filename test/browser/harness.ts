@@ -6,6 +6,7 @@ import { createApp } from '../../src/app.js';
 import type { Clock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
 import { createServices } from '../../src/services.js';
+import { PASSWORD } from '../helpers/api.js';
 import { tempDir } from '../helpers/app.js';
 
 /** Debian's chromium (`apt-get install chromium`); `npx playwright install` cannot run here. */
@@ -129,4 +130,24 @@ export async function tabTo(page: Page, tag: string, name: string | RegExp, max 
     if (now.tag === tag && matches) return;
   }
   throw new Error(`Tab never reached ${tag} "${String(name)}"; focus went through: ${seen.join(' | ')}`);
+}
+
+/** Signs a person up through the API (password PASSWORD); resolves with their user token. */
+export async function signUp(url: string, email: string, username: string): Promise<string> {
+  const response = await fetch(`${url}/api/auth/signup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, username, password: PASSWORD }),
+  });
+  if (response.status !== 201) throw new Error(`signup answered ${response.status}`);
+  return ((await response.json()) as { token: string }).token;
+}
+
+/** Logs in through the page's form at `screen` and waits for that screen's heading. */
+export async function logIn(page: Page, url: string, email: string, screen: { fragment: string; heading: string } = { fragment: '', heading: 'API tokens' }): Promise<void> {
+  await page.goto(`${url}/developers${screen.fragment}`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByRole('heading', { name: screen.heading, level: 1 }).waitFor();
 }

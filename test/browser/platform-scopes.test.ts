@@ -1,9 +1,8 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PASSWORD } from '../helpers/api.js';
 import { tempDir } from '../helpers/app.js';
 import { scopesFileEnv } from '../helpers/scopes.js';
-import { browserAvailable, launch, openContext, screenshot, serve, type Served, type Watch } from './harness.js';
+import { browserAvailable, launch, logIn, openContext, screenshot, serve, signUp, type Served, type Watch } from './harness.js';
 
 /*
  * The Developers page with the platform's own scopes (SCOPES_FILE): the pickers offer what
@@ -26,6 +25,7 @@ describe.skipIf(!run)('Developers page with platform scopes', { timeout: 60_000 
   let browser: Browser;
   let page: Page;
   let catalogue: Scope[];
+  let publisher = '';
   const watch: Watch = { urls: [], consoleErrors: [], cspViolations: [] };
 
   const meScopes = async (token: string) =>
@@ -39,19 +39,10 @@ describe.skipIf(!run)('Developers page with platform scopes', { timeout: 60_000 
   beforeAll(async () => {
     server = await serve(scopesFileEnv(files.dir));
     catalogue = ((await (await fetch(`${server.url}/api/scopes`)).json()) as { scopes: Scope[] }).scopes;
-    const signup = await fetch(`${server.url}/api/auth/signup`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: EMAIL, username: 'grace', password: PASSWORD }),
-    });
-    expect(signup.status).toBe(201);
+    await signUp(server.url, EMAIL, 'grace');
     browser = await launch();
     page = await (await openContext(browser, server.url, watch)).newPage();
-    await page.goto(`${server.url}/developers`);
-    await page.getByLabel('Email').fill(EMAIL);
-    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.getByRole('heading', { name: 'API tokens', level: 1 }).waitFor();
+    await logIn(page, server.url, EMAIL);
   });
   afterAll(async () => {
     await browser?.close();
@@ -76,11 +67,24 @@ describe.skipIf(!run)('Developers page with platform scopes', { timeout: 60_000 
     await page.getByLabel('apps:read', { exact: true }).check();
     await page.getByRole('button', { name: 'Create token' }).click();
     const value = await shownValue('New API token value');
+    publisher = value;
     expect(await meScopes(value)).toEqual(['apps:read', 'games:publish']);
     await page.getByRole('button', { name: 'Done, I have stored it safely' }).click();
     const item = page.locator('.item', { hasText: 'publisher' });
     await expect.poll(() => item.count()).toBe(1);
     expect(await item.locator('.chips li').allInnerTexts()).toEqual(['apps:read', 'games:publish']);
+  });
+
+  it('narrows to the scopes it uses without dropping the platform scopes rz-auth cannot see used', async () => {
+    // GET /api/me above used the token without needing apps:read; games:publish is checked by the platform.
+    await page.getByRole('button', { name: 'Details of token publisher' }).click();
+    const detail = page.locator('.token-detail');
+    await expect.poll(() => detail.innerText()).toContain('Platform scopes are checked by your own services');
+    await page.getByRole('button', { name: 'Narrow to the scopes it uses' }).click();
+    const dialog = page.getByRole('dialog');
+    await expect.poll(() => dialog.innerText()).toContain('It loses apps:read from');
+    await dialog.getByRole('button', { name: 'Narrow token' }).click();
+    await expect.poll(() => meScopes(publisher)).toEqual(['games:publish']);
   });
 
   it('registers an app whose first token carries the platform scopes chosen, and shows them with the token', async () => {
@@ -97,7 +101,7 @@ describe.skipIf(!run)('Developers page with platform scopes', { timeout: 60_000 
     expect(await meScopes(value)).toEqual(['scores:write']);
     await page.getByRole('button', { name: 'Done, I have stored it safely' }).click();
     const app = page.locator('.item', { hasText: 'Scoreboard' });
-    expect(await app.locator('.issued .chips li').allInnerTexts()).toEqual(['scores:write']);
+    await expect.poll(() => app.locator('.app-token-main > .chips li').allInnerTexts()).toEqual(['scores:write']);
   });
 
   it('asks for the scopes of another app token; Cancel issues nothing', async () => {
@@ -107,7 +111,7 @@ describe.skipIf(!run)('Developers page with platform scopes', { timeout: 60_000 
     await expect.poll(() => dialog.isVisible()).toBe(true);
     await screenshot(page, 'issue-dialog', 'platform-scopes');
     await dialog.getByRole('button', { name: 'Cancel' }).click();
-    expect(await app.locator('.issued > ul > li').count()).toBe(1);
+    expect(await app.locator('.app-token').count()).toBe(1);
 
     await page.getByRole('button', { name: 'Issue token for Scoreboard' }).click();
     await dialog.getByLabel('games:publish', { exact: true }).check();
@@ -115,8 +119,15 @@ describe.skipIf(!run)('Developers page with platform scopes', { timeout: 60_000 
     const value = await shownValue('New app token value');
     expect(await meScopes(value)).toEqual(['games:publish']);
     await page.getByRole('button', { name: 'Done, I have stored it safely' }).click();
-    await expect.poll(() => app.locator('.issued > ul > li').count()).toBe(2);
-    expect(await app.locator('.issued .chips li').allInnerTexts()).toEqual(['scores:write', 'games:publish']);
+    // Listed at once, newest first.
+    await expect.poll(() => app.locator('.app-token').count()).toBe(2);
+    expect(await app.locator('.app-token-main > .chips li').allInnerTexts()).toEqual(['games:publish', 'scores:write']);
+    // App tokens carry platform scopes only: rz-auth never sees them used, so it never offers to narrow them.
+    expect(await meScopes(value)).toEqual(['games:publish']);
+    const newest = app.locator('.app-token').first();
+    await newest.getByRole('button', { name: /^Details of token rza_…/ }).click();
+    await expect.poll(() => newest.locator('.token-detail').innerText()).toMatch(/Last used\s*just now/);
+    expect(await newest.getByRole('button', { name: 'Narrow to the scopes it uses' }).count()).toBe(0);
     await screenshot(page, 'apps-list', 'platform-scopes');
   });
 

@@ -1,7 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PASSWORD } from '../helpers/api.js';
-import { browserAvailable, launch, openContext, screenshot, serve, type Served, type Watch } from './harness.js';
+import { browserAvailable, launch, logIn, openContext, screenshot, serve, signUp, type Served, type Watch } from './harness.js';
 
 /*
  * The Developers page and the token lifecycle: networks at creation, a token's details (last use,
@@ -32,19 +31,10 @@ describe.skipIf(!run)('Developers page: token lifecycle', { timeout: 60_000 }, (
 
   beforeAll(async () => {
     server = await serve();
-    const signup = await fetch(`${server.url}/api/auth/signup`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: EMAIL, username: 'lin', password: PASSWORD }),
-    });
-    expect(signup.status).toBe(201);
+    await signUp(server.url, EMAIL, 'lin');
     browser = await launch();
     page = await (await openContext(browser, server.url, watch)).newPage();
-    await page.goto(`${server.url}/developers`);
-    await page.getByLabel('Email').fill(EMAIL);
-    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.getByRole('heading', { name: 'API tokens', level: 1 }).waitFor();
+    await logIn(page, server.url, EMAIL);
   });
   afterAll(async () => {
     await browser?.close();

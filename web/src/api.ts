@@ -14,14 +14,18 @@ export interface SessionGrant {
   readonly user: User;
 }
 
-export interface ApiToken {
+/** An active app token as GET /api/apps/{id}/tokens lists it: never its value. */
+export interface AppToken {
   readonly id: string;
-  readonly name: string;
   readonly scopes: readonly string[];
   readonly created_at: string;
   readonly expires_at: string | null;
   readonly last_used_at: string | null;
   readonly hint: string;
+}
+
+export interface ApiToken extends AppToken {
+  readonly name: string;
 }
 
 export interface CreatedApiToken {
@@ -184,6 +188,7 @@ export const revokeToken = (jwt: string, tokenId: string) => call<undefined>('DE
 export const listApps = (jwt: string) => call<{ apps: App[] }>('GET', '/api/apps', jwt);
 export const registerApp = (jwt: string, input: { name: string; description: string; scopes?: string[] }) => call<RegisteredApp>('POST', '/api/apps', jwt, input);
 export const deleteApp = (jwt: string, appId: string) => call<undefined>('DELETE', `/api/apps/${id(appId)}`, jwt);
+export const listAppTokens = (jwt: string, appId: string) => call<{ tokens: AppToken[] }>('GET', `/api/apps/${id(appId)}/tokens`, jwt);
 /** Without scopes, no body at all: a token that can call GET /api/me and read its own app. */
 export const issueAppToken = (jwt: string, appId: string, scopes: readonly string[] = []) =>
   call<IssuedAppToken>('POST', `/api/apps/${id(appId)}/tokens`, jwt, scopes.length > 0 ? { scopes } : undefined);

@@ -1,6 +1,5 @@
 import * as api from './api.js';
 import { byId, focusHeading } from './dom.js';
-import { forgetAllIssued } from './issued-tokens.js';
 import { clearNotices, notify } from './notices.js';
 import { currentSession, endSession, onSessionEnded, restoreSession, startSession } from './session.js';
 import { accountView } from './views/account.js';
@@ -36,7 +35,7 @@ function render(focus: boolean): void {
   } else {
     who.textContent = session.user.username;
     const screen = screenOf(route());
-    view = screen === 'apps' ? appsView(session.user.id) : screen === 'account' ? accountView(session.user, accountDeleted) : tokensView();
+    view = screen === 'apps' ? appsView() : screen === 'account' ? accountView(session.user, accountDeleted) : tokensView();
     for (const link of nav.querySelectorAll('a')) {
       if (link.getAttribute('href') === `#${screen}`) link.setAttribute('aria-current', 'page');
       else link.removeAttribute('aria-current');
@@ -62,8 +61,6 @@ function signedIn(grant: api.SessionGrant): void {
 
 /** After DELETE /api/me: nothing of the account is left to keep in this tab. */
 function accountDeleted(): void {
-  const session = currentSession();
-  if (session !== null) forgetAllIssued(session.user.id);
   endSession();
   render(true);
   notify('success', 'Your account has been deleted, with its tokens, apps and sessions.');
@@ -81,7 +78,6 @@ async function logout(): Promise<void> {
     reached = error instanceof api.ApiError && error.status !== 0 && error.status < 500;
   }
   logoutButton.removeAttribute('aria-disabled');
-  forgetAllIssued(session.user.id);
   endSession();
   render(true);
   if (reached) notify('success', 'You have logged out.');

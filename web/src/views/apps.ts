@@ -1,23 +1,19 @@
 import * as api from '../api.js';
 import { confirmAction } from '../confirm.js';
 import { focusHeading, h, replace, srOnly, uid } from '../dom.js';
-import { describeError, formatDate, formatDateTime } from '../format.js';
+import { describeError, formatDate } from '../format.js';
 import { FormController, textField } from '../forms.js';
-import { forgetIssued, hintOf, issuedFor, rememberIssued, type IssuedToken } from '../issued-tokens.js';
 import { notify } from '../notices.js';
 import { chooseAppTokenScopes } from '../scope-dialog.js';
 import { scopeChips, scopePicker } from '../scope-picker.js';
 import { secretPanel } from '../secret.js';
 import { authed, SessionEnded } from '../session.js';
+import { appTokenList, NO_APP_SCOPES, type AppTokenList } from './app-tokens.js';
 import { disclosure, listState, meta, pageHead, timeOf } from './parts.js';
-import { displayHint } from './tokens.js';
-import { revokeByIdCard } from './revoke-by-id.js';
 import type { View } from './view.js';
 
-const NO_SCOPES = 'No scopes: can call GET /api/me and read its own app.';
-
-/** The apps screen: list, register, issue and revoke app tokens, delete. */
-export function appsView(userId: string): View {
+/** The apps screen: list, register, delete; each app with its active tokens (issue, rotate, revoke). */
+export function appsView(): View {
   const heading = h('h1', {}, 'Apps');
   const registerButton = h('button', { type: 'button', class: 'button button-primary' }, 'Register app');
   const secretSlot = h('div', {});
@@ -27,26 +23,21 @@ export function appsView(userId: string): View {
   // Also tells, once the catalogue is loaded, whether app tokens can carry any scope at all.
   const registerScopes = scopePicker('app_token', 'Scopes of its first token', 'Platform scopes the app token may carry. With none it can call GET /api/me and read its own app.', true);
 
-  /** Shows a new app token once; its id is remembered (in this tab) so it can be revoked here. */
-  const showToken = (title: string, token: { token: string; token_id: string; created_at: string }, appId: string, scopes: readonly string[]) => {
-    rememberIssued(userId, { tokenId: token.token_id, appId, createdAt: token.created_at, hint: hintOf(token.token), scopes });
-    const panel = secretPanel({
-      title,
-      label: 'New app token value',
-      value: token.token,
-      details: h(
-        'div',
-        { class: 'stack-small' },
-        h('p', { class: 'muted small' }, 'Token id (to revoke it later): ', h('code', { class: 'break' }, token.token_id)),
-        scopeChips(scopes, NO_SCOPES),
-      ),
-      onDone: () => focusHeading(listHeading),
-    });
+  /** The token list of each app shown, to reload one when a token is issued for it. */
+  const tokenLists = new Map<string, AppTokenList>();
+
+  /** Shows a new app token's value once. */
+  const showSecret = (title: string, value: string, details: HTMLElement) => {
+    const panel = secretPanel({ title, label: 'New app token value', value, details, onDone: () => focusHeading(listHeading) });
     replace(secretSlot, panel);
     panel.querySelector('h2')?.focus();
   };
+  const showToken = (title: string, value: string, scopes: readonly string[]) => showSecret(title, value, scopeChips(scopes, NO_APP_SCOPES));
+  const showRotated = (rotated: api.RotatedToken) =>
+    showSecret(`New value for a token of “${rotated.name}”`, rotated.token, h('p', { class: 'muted small' }, 'Same scopes and networks. Replace the old value wherever the app is deployed.'));
 
   const render = () => {
+    tokenLists.clear();
     if (apps.length === 0) listState(list, 'No apps yet. Register each app or game that calls the platform to give it its own token.');
     else replace(list, h('ul', { class: 'items' }, ...apps.map(appItem)));
   };
@@ -81,30 +72,9 @@ export function appsView(userId: string): View {
       const scopes = offered.length > 0 ? await chooseAppTokenScopes(`Issue a token for “${app.name}”`) : [];
       if (scopes === null) return;
       const token = await authed((jwt) => api.issueAppToken(jwt, app.id, scopes));
-      showToken(`New token for “${app.name}”`, token, app.id, scopes);
-      render();
+      showToken(`New token for “${app.name}”`, token.token, scopes);
+      await tokenLists.get(app.id)?.refresh();
     }, 'That app no longer exists.');
-
-  const revokeIssued = async (app: api.App, token: IssuedToken) => {
-    const yes = await confirmAction({
-      title: `Revoke this token of “${app.name}”?`,
-      body: `The token ending in ${token.hint.slice(-4)} stops working at once, wherever it is deployed. The app's other tokens keep working.`,
-      confirm: 'Revoke token',
-    });
-    if (!yes) return;
-    await act(async () => {
-      try {
-        await authed((jwt) => api.revokeToken(jwt, token.tokenId));
-        notify('success', `Token ${displayHint(token.hint)} of “${app.name}” revoked.`);
-      } catch (error) {
-        if (!(error instanceof api.ApiError && error.status === 404)) throw error;
-        notify('info', 'That token was already revoked.');
-      }
-      forgetIssued(userId, (t) => t.tokenId === token.tokenId);
-      render();
-      focusHeading(listHeading);
-    }, 'That token was already revoked.');
-  };
 
   const remove = async (app: api.App) => {
     const yes = await confirmAction({
@@ -115,48 +85,19 @@ export function appsView(userId: string): View {
     if (!yes) return;
     await act(async () => {
       await authed((jwt) => api.deleteApp(jwt, app.id));
-      forgetIssued(userId, (t) => t.appId === app.id);
       notify('success', `App “${app.name}” deleted; its tokens no longer work.`);
       await refresh();
       focusHeading(listHeading);
     }, 'That app was already deleted.');
   };
 
-  function issuedList(app: api.App): HTMLElement | null {
-    const issued = issuedFor(userId, app.id);
-    if (issued.length === 0) return null;
-    return h(
-      'div',
-      { class: 'issued' },
-      h('h4', {}, 'Tokens issued in this tab'),
-      h(
-        'ul',
-        {},
-        ...issued.map((token) => {
-          const button = h('button', { type: 'button', class: 'button button-small button-danger-quiet' }, 'Revoke', srOnly(` token ${displayHint(token.hint)} of ${app.name}`));
-          button.addEventListener('click', () => void revokeIssued(app, token));
-          return h(
-            'li',
-            {},
-            h(
-              'div',
-              { class: 'issued-info' },
-              h('span', {}, h('code', {}, displayHint(token.hint)), h('span', { class: 'muted small' }, ' issued ', timeOf(token.createdAt, formatDateTime(token.createdAt)))),
-              h('span', { class: 'muted small break' }, 'Token id ', h('code', {}, token.tokenId)),
-              token.scopes ? scopeChips(token.scopes, NO_SCOPES) : null,
-            ),
-            button,
-          );
-        }),
-      ),
-    );
-  }
-
   function appItem(app: api.App): HTMLLIElement {
     const issueButton = h('button', { type: 'button', class: 'button' }, 'Issue token', srOnly(` for ${app.name}`));
     const deleteButton = h('button', { type: 'button', class: 'button button-danger-quiet' }, 'Delete', srOnly(` app ${app.name}`));
     issueButton.addEventListener('click', () => void issue(app));
     deleteButton.addEventListener('click', () => void remove(app));
+    const tokens = appTokenList(app, showRotated);
+    tokenLists.set(app.id, tokens);
     return h(
       'li',
       { class: 'item item-app' },
@@ -166,7 +107,7 @@ export function appsView(userId: string): View {
         h('div', { class: 'item-title' }, h('h3', {}, app.name)),
         app.description === '' ? null : h('p', { class: 'description' }, app.description),
         h('dl', { class: 'meta' }, meta('Registered', timeOf(app.created_at, formatDate(app.created_at))), meta('App id', h('code', { class: 'break' }, app.id))),
-        issuedList(app),
+        tokens.element,
       ),
       h('div', { class: 'item-actions' }, issueButton, deleteButton),
     );
@@ -192,7 +133,7 @@ export function appsView(userId: string): View {
     const created = await authed((jwt) => api.registerApp(jwt, input));
     form.reset();
     toggle.close();
-    showToken(`“${created.name}” is registered: here is its app token`, created, created.id, scopes);
+    showToken(`“${created.name}” is registered: here is its app token`, created.token, scopes);
     await refresh();
   });
 
@@ -203,7 +144,6 @@ export function appsView(userId: string): View {
     secretSlot,
     formCard,
     h('section', { class: 'card', 'aria-labelledby': listHeading.id }, listHeading, list),
-    revokeByIdCard(userId, () => render()),
   );
   listState(list, 'Loading your apps…');
   void refresh();

@@ -1,4 +1,5 @@
 import { h, replace, uid, type Child } from '../dom.js';
+import { formatDate, fromNow } from '../format.js';
 
 /** The top of a screen: its title, one line on what it is for, and its main action. */
 export function pageHead(heading: HTMLElement, lede: string, action: Child): HTMLElement {
@@ -36,3 +37,23 @@ export function timeOf(iso: string, text: string): HTMLTimeElement {
 
 /** One "label: value" pair of an item's metadata. */
 export const meta = (label: string, ...value: Child[]): HTMLDivElement => h('div', {}, h('dt', {}, label), h('dd', {}, ...value));
+
+/** "rz_x7Qa" → "rz_…x7Qa": the four characters are the end of the value. */
+export const displayHint = (hint: string): string => hint.replace(/^(rza?_)/, '$1…');
+
+function expiryText(expiresAt: string | null): HTMLElement | string {
+  if (expiresAt === null) return 'Never';
+  const expired = Date.parse(expiresAt) <= Date.now();
+  return timeOf(expiresAt, expired ? `Expired ${fromNow(expiresAt)}` : `${formatDate(expiresAt)} (${fromNow(expiresAt)})`);
+}
+
+/** When an API or app token was created, last used and expires, as every token list shows it. */
+export function tokenMeta(token: { created_at: string; last_used_at: string | null; expires_at: string | null }): HTMLDListElement {
+  return h(
+    'dl',
+    { class: 'meta' },
+    meta('Created', timeOf(token.created_at, formatDate(token.created_at))),
+    meta('Last used', token.last_used_at === null ? 'Never' : timeOf(token.last_used_at, fromNow(token.last_used_at))),
+    meta('Expires', expiryText(token.expires_at)),
+  );
+}

@@ -1,13 +1,13 @@
 import * as api from '../api.js';
 import { confirmAction } from '../confirm.js';
 import { focusHeading, h, replace, srOnly, uid } from '../dom.js';
-import { describeError, formatDate, fromNow } from '../format.js';
+import { describeError, formatDate } from '../format.js';
 import { FormController, textField, type FieldView } from '../forms.js';
 import { notify } from '../notices.js';
 import { scopeChips, scopePicker } from '../scope-picker.js';
 import { secretPanel } from '../secret.js';
 import { authed, SessionEnded } from '../session.js';
-import { disclosure, listState, meta, pageHead, timeOf } from './parts.js';
+import { disclosure, displayHint, listState, pageHead, tokenMeta } from './parts.js';
 import { tokenDetails } from './token-detail.js';
 import type { View } from './view.js';
 
@@ -72,15 +72,6 @@ function expiryField(): FieldView & { element: HTMLElement; value(): string | nu
     },
   };
 }
-
-function expiryText(expiresAt: string | null): HTMLElement | string {
-  if (expiresAt === null) return 'Never';
-  const expired = Date.parse(expiresAt) <= Date.now();
-  return timeOf(expiresAt, expired ? `Expired ${fromNow(expiresAt)}` : `${formatDate(expiresAt)} (${fromNow(expiresAt)})`);
-}
-
-/** "rz_x7Qa" → "rz_…x7Qa": the four characters are the end of the value. */
-export const displayHint = (hint: string): string => hint.replace(/^(rza?_)/, '$1…');
 
 /** The API tokens screen: list, create (value shown once), revoke. */
 export function tokensView(): View {
@@ -164,13 +155,7 @@ export function tokensView(): View {
         { class: 'item-main' },
         h('div', { class: 'item-title' }, h('h3', {}, token.name), h('code', { class: 'hint-code', title: 'The last four characters of the token' }, displayHint(token.hint))),
         scopeChips(token.scopes, 'No scopes: can only call GET /api/me.'),
-        h(
-          'dl',
-          { class: 'meta' },
-          meta('Created', timeOf(token.created_at, formatDate(token.created_at))),
-          meta('Last used', token.last_used_at === null ? 'Never' : timeOf(token.last_used_at, fromNow(token.last_used_at))),
-          meta('Expires', expiryText(token.expires_at)),
-        ),
+        tokenMeta(token),
         tokenDetails(token, { changed: refresh, showRotated }),
       ),
       h('div', { class: 'item-actions' }, button),
