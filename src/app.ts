@@ -70,6 +70,7 @@ export async function createApp(services: Services, options: AppOptions = {}): P
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  app.decorate('clientAddress', clientAddress);
   const routes = collectRoutes(app);
   const lifecycle = registerRequestLifecycle(app, services.feed);
   registerAccessLog(app, clientAddress);

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
+import { OPERATOR_CONTEXT } from './audit/events.js';
 import { readPassword } from './cli/password-input.js';
 import { serveCluster } from './cluster.js';
 import { type Config, ConfigError, loadConfig, parseWorkers } from './config.js';
@@ -83,7 +84,7 @@ const commands: Record<string, Command> = {
     if (!values.email || !values.username) throw new UsageError('users create needs --email and --username');
     const password = await readPassword(`Password for ${values.username}: `);
     await withServices(config, async (services) => {
-      const user = await services.users.create({ email: values.email ?? '', username: values.username ?? '', password });
+      const user = await services.users.create({ email: values.email ?? '', username: values.username ?? '', password }, OPERATOR_CONTEXT);
       console.log(JSON.stringify({ id: user.id, email: user.email, username: user.username }));
     });
   },

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { AppService } from './apps/service.js';
+import { AuditStore } from './audit/store.js';
 import { AppStore } from './apps/store.js';
 import { Authenticator } from './auth/authenticator.js';
 import { UserTokens } from './auth/jwt.js';
@@ -111,6 +112,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   const sessionStore = new SessionStore(db);
   const userStore = new UserStore(db);
   const changeStore = new ChangeStore(db);
+  const audit = new AuditStore(db);
   const feedError = (error: unknown) => onError(error, 'change feed');
   const feed = new ChangeFeed(changeStore, changeSource(database, changeStore, redis, config.redisPrefix), feedError);
   if (!(await feed.start()) && requireFeed) {
@@ -164,6 +166,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
       feed,
       clock,
       signupEnabled: config.signupEnabled,
+      audit,
     }),
     tokens: new TokenService(tokenStore, usage, feed, clock, scopes),
     apps: new AppService(new AppStore(db), feed, clock, scopes),

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf } from '../api/route.js';
 import { UserSummary } from '../api/schemas.js';
@@ -59,7 +60,7 @@ export function authRoutes(app: Http, accounts: AccountService): void {
       problems: ['forbidden', 'conflict'],
     }),
     handler: async (request, reply) => {
-      const grant = await accounts.signup(request.body);
+      const grant = await accounts.signup(request.body, contextOf(request));
       return reply.code(201).send(toResponse(grant));
     },
   });
@@ -76,7 +77,7 @@ export function authRoutes(app: Http, accounts: AccountService): void {
       success: { 200: { description: 'Logged in: a user token and the account.', schema: SessionResponse } },
       problems: ['invalid_credentials'],
     }),
-    handler: async (request) => toResponse(await accounts.login(request.body.email, request.body.password)),
+    handler: async (request) => toResponse(await accounts.login(request.body.email, request.body.password, contextOf(request))),
   });
 
   app.post('/api/auth/logout', {
@@ -89,7 +90,7 @@ export function authRoutes(app: Http, accounts: AccountService): void {
       success: { 204: { description: 'Logged out.' } },
     }),
     handler: async (request, reply) => {
-      await accounts.logout(principalOf(request));
+      await accounts.logout(principalOf(request), contextOf(request));
       return reply.code(204).send(null);
     },
   });

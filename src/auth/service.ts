@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { type AuditEvent, auditEvent, type RequestContext } from '../audit/events.js';
+import type { AuditStore } from '../audit/store.js';
 import type { ChangeFeed } from '../changes/feed.js';
 import { type Clock, iso } from '../clock.js';
 import { ProblemError } from '../errors.js';
@@ -30,45 +32,61 @@ export class AccountService {
       readonly feed: ChangeFeed;
       readonly clock: Clock;
       readonly signupEnabled: boolean;
+      readonly audit: AuditStore;
     },
   ) {}
 
-  async signup(input: NewUserInput): Promise<SessionGrant> {
+  async signup(input: NewUserInput, context: RequestContext): Promise<SessionGrant> {
     if (!this.deps.signupEnabled) {
       throw new ProblemError('forbidden', { detail: 'Signup is closed on this server. Ask an administrator for an account.' });
     }
-    const user = await this.deps.users.create(input);
-    return this.startSession(user);
+    // The signup's own event covers the session it opens.
+    const user = await this.deps.users.create(input, context);
+    return this.startSession(user, null);
   }
 
   /**
    * Every failure is the same invalid_credentials, and an unknown email still costs one argon2id
    * verification (against a dummy hash), so neither the answer nor its timing reveals accounts.
    */
-  async login(email: string, password: string): Promise<SessionGrant> {
+  async login(email: string, password: string, context: RequestContext): Promise<SessionGrant> {
     const normalized = normalizePassword(password);
     const user = await this.deps.userStore.findByEmail(normalizeEmail(email));
-    if (Buffer.byteLength(normalized) > MAX_PASSWORD_BYTES) throw invalidCredentials();
-    const ok = user ? await this.deps.hasher.verify(user.passwordHash, normalized) : await this.deps.hasher.verifyDummy(normalized);
-    if (!user || !ok) throw invalidCredentials();
+    const tooLong = Buffer.byteLength(normalized) > MAX_PASSWORD_BYTES;
+    const ok = tooLong ? false : user ? await this.deps.hasher.verify(user.passwordHash, normalized) : await this.deps.hasher.verifyDummy(normalized);
+    if (!user || !ok) {
+      // Every failure writes one event, so the write reveals no more than the answer. An unknown
+      // email is nobody's event and records nothing of what was typed; failures are bounded by the
+      // login limits, which refuse a request before it gets here.
+      const subject = user ? { type: 'user' as const, id: user.id } : null;
+      await this.deps.audit.record(auditEvent({ type: 'login.failed', userId: user?.id ?? null, subject }, context, this.deps.clock.now()));
+      throw invalidCredentials();
+    }
     if (this.deps.hasher.needsRehash(user.passwordHash)) {
       // Parameters were raised since this hash was made: upgrade it now that we know the password.
       await this.deps.userStore.updatePasswordHash(user.id, await this.deps.hasher.hash(normalized));
     }
-    return this.startSession(user);
+    return this.startSession(user, context);
   }
 
   /** Ends the session behind a user token; the same token is rejected from the next request on. */
-  async logout(principal: Principal): Promise<void> {
-    await this.deps.sessions.revoke(principal.credentialId, iso(this.deps.clock.now()));
+  async logout(principal: Principal, context: RequestContext): Promise<void> {
+    const now = this.deps.clock.now();
+    const event = auditEvent({ type: 'session.logged_out', userId: principal.user.id, subject: { type: 'session', id: principal.credentialId } }, context, now);
+    await this.deps.sessions.revoke(principal.credentialId, iso(now), event);
     await this.deps.feed.committed('session', principal.credentialId);
   }
 
-  private async startSession(user: User): Promise<SessionGrant> {
+  /** Opens a session; a login's `context` records it (`login.succeeded`, in the same transaction). */
+  private async startSession(user: User, login: RequestContext | null): Promise<SessionGrant> {
     const now = this.deps.clock.now();
     const sessionId = randomUUID();
     const { token, expiresAt } = await this.deps.userTokens.issue(user.id, sessionId, now);
-    await this.deps.sessions.insert({ id: sessionId, userId: user.id, createdAt: iso(now), expiresAt: iso(expiresAt) });
+    const event: AuditEvent | undefined =
+      login === null
+        ? undefined
+        : auditEvent({ type: 'login.succeeded', userId: user.id, actor: { type: 'user', id: user.id }, subject: { type: 'session', id: sessionId } }, login, now);
+    await this.deps.sessions.insert({ id: sessionId, userId: user.id, createdAt: iso(now), expiresAt: iso(expiresAt) }, event);
     return { token, user: { id: user.id, email: user.email, username: user.username, createdAt: user.createdAt } };
   }
 }

@@ -4,6 +4,7 @@ import * as m0001 from './migrations/0001_initial.js';
 import * as m0002 from './migrations/0002_retention_indexes.js';
 import * as m0003 from './migrations/0003_change_events.js';
 import * as m0004 from './migrations/0004_service_credentials.js';
+import * as m0007 from './migrations/0007_audit_events.js';
 
 /** Migrations are imported statically so the build output needs no directory scanning. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -11,6 +12,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0002_retention_indexes': m0002,
   '0003_change_events': m0003,
   '0004_service_credentials': m0004,
+  '0007_audit_events': m0007,
 };
 
 /**

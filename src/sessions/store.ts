@@ -1,4 +1,6 @@
 import type { Kysely } from 'kysely';
+import type { AuditEvent } from '../audit/events.js';
+import { recordAudit } from '../audit/store.js';
 import { recordChange } from '../changes/store.js';
 import type { Tables } from '../db/tables.js';
 
@@ -15,11 +17,17 @@ export interface Session {
 export class SessionStore {
   constructor(private readonly db: Kysely<Tables>) {}
 
-  async insert(session: Omit<Session, 'revokedAt'>): Promise<void> {
-    await this.db
-      .insertInto('sessions')
-      .values({ id: session.id, user_id: session.userId, created_at: session.createdAt, expires_at: session.expiresAt })
-      .execute();
+  /** Inserts a session, with the audit event of the login that opened it when there is one. */
+  async insert(session: Omit<Session, 'revokedAt'>, event?: AuditEvent): Promise<void> {
+    const values = { id: session.id, user_id: session.userId, created_at: session.createdAt, expires_at: session.expiresAt };
+    if (!event) {
+      await this.db.insertInto('sessions').values(values).execute();
+      return;
+    }
+    await this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('sessions').values(values).execute();
+      await recordAudit(trx, event);
+    });
   }
 
   async findById(id: string): Promise<Session | undefined> {
@@ -30,7 +38,7 @@ export class SessionStore {
   }
 
   /** Revokes an active session; false if it was already revoked or does not exist. */
-  async revoke(id: string, at: string): Promise<boolean> {
+  async revoke(id: string, at: string, event?: AuditEvent): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       const revoked = await trx
         .updateTable('sessions')
@@ -41,6 +49,7 @@ export class SessionStore {
         .executeTakeFirst();
       if (!revoked) return false;
       await recordChange(trx, 'session', id, at, { type: 'session.revoked', data: { session_id: id, user_id: revoked.user_id } });
+      if (event) await recordAudit(trx, event);
       return true;
     });
   }

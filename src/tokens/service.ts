@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { auditEvent, type Details, type RequestContext } from '../audit/events.js';
 import type { ChangeFeed } from '../changes/feed.js';
 import { type Clock, iso } from '../clock.js';
 import { notFound, validationFailed, type FieldError } from '../errors.js';
@@ -6,7 +7,7 @@ import { isUuid } from '../lib/ids.js';
 import { cleanLabel } from '../lib/text.js';
 import { generateToken, tokenDigest, tokenHint, type TokenKind } from './format.js';
 import type { ScopeCatalogue } from '../scopes/catalogue.js';
-import type { NewToken, TokenRecord, TokenStore } from './store.js';
+import type { NewToken, RevokedToken, TokenRecord, TokenStore } from './store.js';
 import type { UsageRecorder } from './usage.js';
 
 /** A freshly minted token: the value (shown once) and the record to store. */
@@ -27,6 +28,10 @@ export function mintToken(
   };
 }
 
+/** What an audit event says of a token: its type, and its app for an app token. */
+export const tokenDetails = (kind: TokenKind, appId: string | null): Details =>
+  appId === null ? { token_type: `${kind}_token` } : { token_type: `${kind}_token`, app_id: appId };
+
 export interface CreateApiTokenInput {
   readonly name: string;
   readonly scopes?: readonly string[] | undefined;
@@ -43,7 +48,7 @@ export class TokenService {
     private readonly catalogue: ScopeCatalogue,
   ) {}
 
-  async createApiToken(userId: string, input: CreateApiTokenInput): Promise<{ value: string; token: TokenRecord }> {
+  async createApiToken(userId: string, input: CreateApiTokenInput, context: RequestContext): Promise<{ value: string; token: TokenRecord }> {
     const now = this.clock.now();
     const errors: FieldError[] = [];
     const name = cleanLabel(input.name, 'name', 100);
@@ -61,7 +66,8 @@ export class TokenService {
       createdAt: iso(now),
       expiresAt: expiresAt === null ? null : iso(expiresAt),
     });
-    await this.store.insert(record);
+    const details = { token_type: 'api_token', name: record.name, scopes: record.scopes, expires_at: record.expiresAt };
+    await this.store.insert(record, auditEvent({ type: 'token.created', userId, subject: { type: 'token', id: record.id }, details }, context, now));
     return { value, token: { ...record, lastUsedAt: null } };
   }
 
@@ -78,9 +84,12 @@ export class TokenService {
    * Revokes an API token of the caller, or an app token of one of their apps. Someone else's token
    * is reported as not found, exactly like a missing one.
    */
-  async revoke(userId: string, tokenId: string): Promise<void> {
+  async revoke(userId: string, tokenId: string, context: RequestContext): Promise<void> {
     if (!isUuid(tokenId)) throw notFound();
-    if (!(await this.store.revoke(tokenId, userId, iso(this.clock.now())))) throw notFound();
+    const now = this.clock.now();
+    const audit = ({ kind, appId }: RevokedToken) =>
+      auditEvent({ type: 'token.revoked', userId, subject: { type: 'token', id: tokenId }, details: tokenDetails(kind, appId) }, context, now);
+    if (!(await this.store.revoke(tokenId, userId, iso(now), audit))) throw notFound();
     await this.feed.committed('token', tokenId);
   }
 }
