@@ -27,7 +27,7 @@ export function contextOf(request: FastifyRequest): RequestContext {
   const caller = request.principal;
   return {
     actor: caller && caller.type !== 'service' ? actorOf(caller) : ANONYMOUS,
-    ip: request.server.clientAddress(request.raw) || null,
+    address: request.server.clientAddress(request.raw) || null,
     userAgent: cleanUserAgent(request.headers['user-agent']),
     requestId: request.id,
   };

@@ -54,7 +54,7 @@ export type Details = Readonly<Record<string, string | number | boolean | null |
  */
 export interface RequestContext {
   readonly actor: Actor;
-  readonly ip: string | null;
+  readonly address: string | null;
   readonly userAgent: string | null;
   readonly requestId: string | null;
 }
@@ -69,7 +69,7 @@ export interface AuditEvent {
   readonly userId: string | null;
   readonly actor: Actor;
   readonly subject: Subject | null;
-  readonly ip: string | null;
+  readonly address: string | null;
   readonly userAgent: string | null;
   readonly requestId: string | null;
   readonly details: Details;
@@ -96,7 +96,7 @@ export function auditEvent(draft: AuditDraft, context: RequestContext, now: numb
     userId: draft.userId,
     actor: draft.actor ?? context.actor,
     subject: draft.subject,
-    ip: context.ip,
+    address: context.address,
     userAgent: context.userAgent,
     requestId: context.requestId,
     details: draft.details ?? {},
@@ -107,10 +107,10 @@ export function auditEvent(draft: AuditDraft, context: RequestContext, now: numb
 export const ANONYMOUS: Actor = Object.freeze({ type: 'anonymous', id: null });
 
 /** The operator, acting through the CLI: no address, user agent or request id. */
-export const OPERATOR_CONTEXT: RequestContext = Object.freeze({ actor: Object.freeze({ type: 'operator', id: null }), ip: null, userAgent: null, requestId: null });
+export const OPERATOR_CONTEXT: RequestContext = Object.freeze({ actor: Object.freeze({ type: 'operator', id: null }), address: null, userAgent: null, requestId: null });
 
 /** The service acting on its own (the first signing key, sweeps). */
-export const SYSTEM_CONTEXT: RequestContext = Object.freeze({ actor: Object.freeze({ type: 'system', id: null }), ip: null, userAgent: null, requestId: null });
+export const SYSTEM_CONTEXT: RequestContext = Object.freeze({ actor: Object.freeze({ type: 'system', id: null }), address: null, userAgent: null, requestId: null });
 
 /** The actor behind a user's credential: the user for a user token, the token itself otherwise. */
 export const actorOf = (principal: {

@@ -94,7 +94,7 @@ export interface AuditEventsTable {
   actor_id: string | null;
   subject_type: string | null;
   subject_id: string | null;
-  ip: string | null;
+  client_address: string | null;
   user_agent: string | null;
   request_id: string | null;
   /** JSON object. */

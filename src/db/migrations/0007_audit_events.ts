@@ -19,7 +19,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('actor_id', 'text')
     .addColumn('subject_type', 'text')
     .addColumn('subject_id', 'text')
-    .addColumn('ip', 'text')
+    .addColumn('client_address', 'text')
     .addColumn('user_agent', 'text')
     .addColumn('request_id', 'text')
     .addColumn('details', 'text', (c) => c.notNull())
