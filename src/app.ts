@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { appRoutes } from './apps/routes.js';
 import { introspectionRoutes } from './auth/introspection-routes.js';
+import { auditRoutes } from './audit/routes.js';
 import { authRoutes } from './auth/routes.js';
 import { clientAddressOf } from './http/client-address.js';
 import { clientErrorHandler } from './http/client-errors.js';
@@ -87,6 +88,7 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   tokenRoutes(app, services.tokens, services.scopes);
   appRoutes(app, services.apps, services.scopes);
   scopeRoutes(app, services.scopes);
+  auditRoutes(app, services.auditLog);
   // Introspection takes form bodies too, as OAuth clients send them; no other route sees that parser.
   await app.register(async (forms) => {
     registerFormBodyParser(forms);

@@ -53,6 +53,8 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** The platform's own scopes, from `SCOPES_FILE`; none when it is unset. */
   readonly scopes: readonly PlatformScope[];
+  /** How long audit events are kept (AUDIT_RETENTION_DAYS); the maintenance sweep deletes older ones. */
+  readonly auditRetentionMs: number;
   /** GET /api/events: the heartbeat's interval, and how many streams one service credential may hold open here. */
   readonly events: { readonly heartbeatMs: number; readonly maxStreamsPerCredential: number };
 }
@@ -221,6 +223,7 @@ export function loadConfig(env: Env): Config {
     workers: parseWorkers(raw(env, 'WORKERS'), 'WORKERS'),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     scopes: parseScopes(env),
+    auditRetentionMs: int(env, 'AUDIT_RETENTION_DAYS', 365, 1, 36_500) * 86_400_000,
     events: {
       // The contract promises a comment line at least every 15 s.
       heartbeatMs: int(env, 'EVENTS_HEARTBEAT_MS', 15_000, 1000, 15_000),

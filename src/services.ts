@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { AppService } from './apps/service.js';
+import { AuditLog } from './audit/service.js';
 import { AuditStore } from './audit/store.js';
 import { AppStore } from './apps/store.js';
 import { Authenticator } from './auth/authenticator.js';
@@ -20,7 +21,7 @@ import { connectRedis, redisReady } from './ratelimit/redis.js';
 import { KeyStore } from './keys/store.js';
 import { Periodic } from './lib/periodic.js';
 import { Maintenance } from './maintenance/runner.js';
-import { expiredSessions, MAINTENANCE_INTERVAL_MS, oldChanges } from './maintenance/sweeps.js';
+import { expiredSessions, MAINTENANCE_INTERVAL_MS, oldAuditEvents, oldChanges } from './maintenance/sweeps.js';
 import { ScopeCatalogue } from './scopes/catalogue.js';
 import { ServiceCredentials } from './services/service.js';
 import { ServiceCredentialStore } from './services/store.js';
@@ -42,6 +43,9 @@ export interface Services {
   readonly accounts: AccountService;
   readonly tokens: TokenService;
   readonly apps: AppService;
+  /** The audit log: users read their own events, the operator everyone's (CLI). */
+  readonly audit: AuditStore;
+  readonly auditLog: AuditLog;
   /** Every scope a token can carry: the built-in ones and the platform's (SCOPES_FILE). */
   readonly scopes: ScopeCatalogue;
   /** The platform services' credentials (`rzs_`), managed with the CLI. */
@@ -146,7 +150,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   });
   const events = new EventHub(feed, changeStore, config.events);
   const maintenance = new Maintenance(
-    [expiredSessions(sessionStore), oldChanges(changeStore, config.changes.retentionMs)],
+    [expiredSessions(sessionStore), oldChanges(changeStore, config.changes.retentionMs), oldAuditEvents(audit, config.auditRetentionMs)],
     clock,
     MAINTENANCE_INTERVAL_MS,
     onError,
@@ -170,6 +174,8 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     }),
     tokens: new TokenService(tokenStore, usage, feed, clock, scopes),
     apps: new AppService(new AppStore(db), feed, clock, scopes),
+    audit,
+    auditLog: new AuditLog(audit),
     scopes,
     serviceCredentials: new ServiceCredentials(serviceStore, feed, clock),
     keys,
