@@ -23,6 +23,7 @@ import { healthRoutes } from './health/routes.js';
 import { checkReadiness } from './health/service.js';
 import { eventRoutes } from './events/routes.js';
 import { keyRoutes } from './keys/routes.js';
+import { leakRoutes } from './leaks/routes.js';
 import { requestId } from './lib/ids.js';
 import { meRoutes } from './me/routes.js';
 import { scopeRoutes } from './scopes/routes.js';
@@ -89,6 +90,7 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   appRoutes(app, services.apps, services.scopes);
   scopeRoutes(app, services.scopes);
   auditRoutes(app, services.auditLog);
+  leakRoutes(app, services.leaks);
   // Introspection takes form bodies too, as OAuth clients send them; no other route sees that parser.
   await app.register(async (forms) => {
     registerFormBodyParser(forms);

@@ -19,6 +19,7 @@ import { KeyRing } from './keys/service.js';
 import { RateLimiter } from './ratelimit/limiter.js';
 import { connectRedis, redisReady } from './ratelimit/redis.js';
 import { KeyStore } from './keys/store.js';
+import { LeakResponse } from './leaks/service.js';
 import { Periodic } from './lib/periodic.js';
 import { Maintenance } from './maintenance/runner.js';
 import { expiredSessions, MAINTENANCE_INTERVAL_MS, oldAuditEvents, oldChanges } from './maintenance/sweeps.js';
@@ -46,6 +47,8 @@ export interface Services {
   /** The audit log: users read their own events, the operator everyone's (CLI). */
   readonly audit: AuditStore;
   readonly auditLog: AuditLog;
+  /** Revokes reported leaked tokens (POST /api/tokens/leaked). */
+  readonly leaks: LeakResponse;
   /** Every scope a token can carry: the built-in ones and the platform's (SCOPES_FILE). */
   readonly scopes: ScopeCatalogue;
   /** The platform services' credentials (`rzs_`), managed with the CLI. */
@@ -176,6 +179,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     apps: new AppService(new AppStore(db), feed, clock, scopes),
     audit,
     auditLog: new AuditLog(audit),
+    leaks: new LeakResponse({ tokens: tokenStore, services: serviceStore, feed, clock }),
     scopes,
     serviceCredentials: new ServiceCredentials(serviceStore, feed, clock),
     keys,

@@ -24,7 +24,7 @@ export interface RouteAuth {
 }
 
 /** Public routes name the limits they fall under; protected routes are limited by the guard. */
-export type RouteRateLimit = 'address' | 'login' | 'signup';
+export type RouteRateLimit = 'address' | 'login' | 'signup' | 'leak-report';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
