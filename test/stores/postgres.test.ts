@@ -2,6 +2,7 @@ import { describe } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
 import { freshPostgresDatabase, postgresAvailable } from '../helpers/services.js';
 import { type StoreHarness, storeContract } from './contract.js';
+import { auditStoreContract } from './audit-contract.js';
 import { platformStoreContract } from './platform-contract.js';
 
 const available = await postgresAvailable();
@@ -21,4 +22,5 @@ const postgres = (): StoreHarness => {
 describe.skipIf(!available)('PostgreSQL', () => {
   storeContract('PostgreSQL', postgres);
   platformStoreContract('PostgreSQL', postgres);
+  auditStoreContract('PostgreSQL', postgres);
 });

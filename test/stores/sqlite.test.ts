@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
 import { tempDir } from '../helpers/app.js';
 import { type StoreHarness, storeContract } from './contract.js';
+import { auditStoreContract } from './audit-contract.js';
 import { platformStoreContract } from './platform-contract.js';
 
 const sqlite = (): StoreHarness => {
@@ -16,6 +17,7 @@ const sqlite = (): StoreHarness => {
 
 storeContract('SQLite', sqlite);
 platformStoreContract('SQLite', sqlite);
+auditStoreContract('SQLite', sqlite);
 
 describe('SQLite connection settings', () => {
   it.each([2048, 65536])('sizes the page cache from SQLITE_CACHE_KIB (%i KiB), not the driver default', async (cacheKiB) => {
