@@ -54,11 +54,11 @@ export type Details = Readonly<Record<string, string | number | boolean | null |
  */
 export interface RequestContext {
   readonly actor: Actor;
+  /** The client address, as rate limits see it (http/client-address.ts); `ip` in the API. */
   readonly address: string | null;
   readonly userAgent: string | null;
   readonly requestId: string | null;
 }
-
 
 /** One recorded event (contract §9). */
 export interface AuditEvent {
