@@ -35,7 +35,7 @@ export class AppStore {
         .values({ id: app.id, user_id: app.userId, name: app.name, description: app.description, created_at: app.createdAt })
         .execute();
       await insertToken(trx, token);
-      for (const event of events) await recordAudit(trx, event);
+      await recordAudit(trx, events);
     });
   }
 

@@ -22,28 +22,29 @@ export interface AuditQuery {
 
 type Executor = Kysely<Tables> | Transaction<Tables>;
 
+const toRow = (event: AuditEvent) => ({
+  id: event.id,
+  type: event.type,
+  occurred_at: event.occurredAt,
+  user_id: event.userId,
+  actor_type: event.actor.type,
+  actor_id: event.actor.id,
+  subject_type: event.subject?.type ?? null,
+  subject_id: event.subject?.id ?? null,
+  client_address: event.address,
+  user_agent: event.userAgent,
+  request_id: event.requestId,
+  details: JSON.stringify(event.details),
+});
+
 /**
- * Appends an event. Called with the transaction of the change it records, so the two commit or
- * roll back together; events that record no change (a failed login) are written on their own.
+ * Appends events, in one statement. Called with the transaction of the change they record, so the
+ * two commit or roll back together; events that record no change (a failed login) are written on
+ * their own.
  */
-export async function recordAudit(db: Executor, event: AuditEvent): Promise<void> {
-  await db
-    .insertInto('audit_events')
-    .values({
-      id: event.id,
-      type: event.type,
-      occurred_at: event.occurredAt,
-      user_id: event.userId,
-      actor_type: event.actor.type,
-      actor_id: event.actor.id,
-      subject_type: event.subject?.type ?? null,
-      subject_id: event.subject?.id ?? null,
-      client_address: event.address,
-      user_agent: event.userAgent,
-      request_id: event.requestId,
-      details: JSON.stringify(event.details),
-    })
-    .execute();
+export async function recordAudit(db: Executor, events: AuditEvent | readonly AuditEvent[]): Promise<void> {
+  const rows = Array.isArray(events) ? events.map(toRow) : [toRow(events as AuditEvent)];
+  if (rows.length > 0) await db.insertInto('audit_events').values(rows).execute();
 }
 
 function toEvent(row: Selectable<AuditEventsTable>): StoredAuditEvent {
