@@ -52,16 +52,9 @@ export class AccountService {
   async login(email: string, password: string, context: RequestContext): Promise<SessionGrant> {
     const normalized = normalizePassword(password);
     const user = await this.deps.userStore.findByEmail(normalizeEmail(email));
-    const tooLong = Buffer.byteLength(normalized) > MAX_PASSWORD_BYTES;
-    const ok = tooLong ? false : user ? await this.deps.hasher.verify(user.passwordHash, normalized) : await this.deps.hasher.verifyDummy(normalized);
-    if (!user || !ok) {
-      // Every failure writes one event, so the write reveals no more than the answer. An unknown
-      // email is nobody's event and records nothing of what was typed; failures are bounded by the
-      // login limits, which refuse a request before it gets here.
-      const subject = user ? { type: 'user' as const, id: user.id } : null;
-      await this.deps.audit.record(auditEvent({ type: 'login.failed', userId: user?.id ?? null, subject }, context, this.deps.clock.now()));
-      throw invalidCredentials();
-    }
+    if (Buffer.byteLength(normalized) > MAX_PASSWORD_BYTES) throw await this.failed(user, context);
+    const ok = user ? await this.deps.hasher.verify(user.passwordHash, normalized) : await this.deps.hasher.verifyDummy(normalized);
+    if (!user || !ok) throw await this.failed(user, context);
     if (this.deps.hasher.needsRehash(user.passwordHash)) {
       // Parameters were raised since this hash was made: upgrade it now that we know the password.
       await this.deps.userStore.updatePasswordHash(user.id, await this.deps.hasher.hash(normalized));
@@ -75,6 +68,18 @@ export class AccountService {
     const event = auditEvent({ type: 'session.logged_out', userId: principal.user.id, subject: { type: 'session', id: principal.credentialId } }, context, now);
     await this.deps.sessions.revoke(principal.credentialId, iso(now), event);
     await this.deps.feed.committed('session', principal.credentialId);
+  }
+
+  /**
+   * Records a failed login and returns the error to throw. Every failure writes one event, so the
+   * write reveals no more than the answer. An unknown email is nobody's event and records nothing
+   * of what was typed; failures are bounded by the login limits, which refuse a request before it
+   * gets here.
+   */
+  private async failed(user: User | undefined, context: RequestContext): Promise<ProblemError> {
+    const subject = user ? { type: 'user' as const, id: user.id } : null;
+    await this.deps.audit.record(auditEvent({ type: 'login.failed', userId: user?.id ?? null, subject }, context, this.deps.clock.now()));
+    return invalidCredentials();
   }
 
   /** Opens a session; a login's `context` records it (`login.succeeded`, in the same transaction). */
