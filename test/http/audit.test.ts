@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiToken, expectInsufficientScope, expectProblem, expectUnauthorized, json, login, PASSWORD, registerApp, signup, type TestUser } from '../helpers/api.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { createService } from '../helpers/platform.js';
 
 interface Event {
   id: string;
@@ -177,7 +178,18 @@ describe('GET /api/audit', () => {
     const app = await registerApp(t, user.jwt);
     expectInsufficientScope(await json(t, 'GET', '/api/audit', undefined, api.token), '*');
     expectInsufficientScope(await json(t, 'GET', '/api/audit', undefined, app.token), '*');
+    expectInsufficientScope(await json(t, 'GET', '/api/audit', undefined, (await createService(t, 'auditor')).token), '*');
     expectUnauthorized(await json(t, 'GET', '/api/audit'));
+  });
+
+  it('records nothing for GET /api/me, whatever the credential', async () => {
+    const user = await signup(t);
+    const api = await createApiToken(t, user.jwt);
+    const app = await registerApp(t, user.jwt);
+    const count = async () => (await t.services.audit.list({ limit: 100_000 })).length;
+    const before = await count();
+    for (const token of [user.jwt, api.token, app.token]) expect((await json(t, 'GET', '/api/me', undefined, token)).statusCode).toBe(200);
+    expect(await count()).toBe(before);
   });
 
   it('never holds a secret: no token value, digest, password or password hash anywhere in the log', async () => {
