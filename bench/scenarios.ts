@@ -71,6 +71,7 @@ export const SCENARIOS: readonly Scenario[] = [
     targets: [],
   },
   hotMe('me-api-token', 'GET /api/me, API token', (c) => c.apiToken, 0.8),
+  hotMe('me-api-token-allow-list', 'GET /api/me, API token with a network allow-list', (c) => c.allowListedToken, 0.75),
   hotMe('me-app-token', 'GET /api/me, app token', (c) => c.appToken, 0.8),
   hotMe('me-user-jwt', 'GET /api/me, user JWT', (c) => c.jwt, 0.7),
   {

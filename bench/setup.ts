@@ -8,6 +8,8 @@ export interface Credentials {
   readonly jwt: string;
   /** An API token (`rz_…`) with no scopes: GET /api/me only. */
   readonly apiToken: string;
+  /** An API token with a network allow-list that admits the load generator. */
+  readonly allowListedToken: string;
   /** An app token (`rza_…`) from POST /api/apps. */
   readonly appToken: string;
   /** A service credential (`rzs_…`) from `rz-auth services create`, for introspection. */
@@ -42,9 +44,14 @@ async function createServiceToken(env: Record<string, string>): Promise<string> 
 export async function createCredentials(baseUrl: string, env: Record<string, string>): Promise<Credentials> {
   const signupJwt = await tokenFrom(baseUrl, 'POST', '/api/auth/signup', { body: { email: EMAIL, username: 'bench', password: PASSWORD } });
   const apiToken = await tokenFrom(baseUrl, 'POST', '/api/tokens', { token: signupJwt, body: { name: 'bench' } });
+  // The load generator runs on loopback: this token's allow-list admits it, so each request pays the check.
+  const allowListedToken = await tokenFrom(baseUrl, 'POST', '/api/tokens', {
+    token: signupJwt,
+    body: { name: 'bench, allow-listed', allowed_cidrs: ['10.0.0.0/8', '192.168.0.0/16', '127.0.0.0/8', '::1/128'] },
+  });
   const appToken = await tokenFrom(baseUrl, 'POST', '/api/apps', { token: signupJwt, body: { name: 'Bench app' } });
   const jwt = await tokenFrom(baseUrl, 'POST', '/api/auth/login', { body: { email: EMAIL, password: PASSWORD } });
-  for (const [token, type] of [[jwt, 'user'], [apiToken, 'api_token'], [appToken, 'app_token']] as const) {
+  for (const [token, type] of [[jwt, 'user'], [apiToken, 'api_token'], [allowListedToken, 'api_token'], [appToken, 'app_token']] as const) {
     const me = await request(baseUrl, 'GET', '/api/me', { token });
     if ((me.body as { auth?: { type?: unknown } } | null)?.auth?.type !== type) {
       throw new Error(`setup: GET /api/me with a ${type} answered ${me.status}: ${JSON.stringify(me.body)}`);
@@ -58,5 +65,5 @@ export async function createCredentials(baseUrl: string, env: Record<string, str
   });
   const answer = (await introspected.json()) as { active?: unknown };
   if (answer.active !== true) throw new Error(`setup: POST /api/introspect answered ${introspected.status}: ${JSON.stringify(answer)}`);
-  return { email: EMAIL, password: PASSWORD, jwt, apiToken, appToken, serviceToken };
+  return { email: EMAIL, password: PASSWORD, jwt, apiToken, allowListedToken, appToken, serviceToken };
 }

@@ -27,7 +27,9 @@ import { leakRoutes } from './leaks/routes.js';
 import { requestId } from './lib/ids.js';
 import { meRoutes } from './me/routes.js';
 import { scopeRoutes } from './scopes/routes.js';
+import { sessionRoutes } from './sessions/routes.js';
 import type { Services } from './services.js';
+import { tokenLifecycleRoutes } from './tokens/lifecycle-routes.js';
 import { tokenRoutes } from './tokens/routes.js';
 import { VERSION } from './version.js';
 import { developersPage } from './web/routes.js';
@@ -82,11 +84,13 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   app.addSchema(Problem);
   await registerOpenApi(app, VERSION);
   registerRateLimits(app, limits);
-  registerGuard(app, services.authenticator, limits);
+  registerGuard(app, services.authenticator, limits, clientAddress);
 
-  authRoutes(app, services.accounts);
+  authRoutes(app, services.accounts, clientAddress);
+  sessionRoutes(app, services.accountSecurity);
   meRoutes(app);
   tokenRoutes(app, services.tokens, services.scopes);
+  tokenLifecycleRoutes(app, services.lifecycle);
   appRoutes(app, services.apps, services.scopes);
   scopeRoutes(app, services.scopes);
   auditRoutes(app, services.auditLog);

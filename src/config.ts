@@ -2,6 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { MAX_QUOTA, MAX_WINDOW_SECONDS, POLICIES, POLICY_NAMES, type Quota, type RateLimitConfig } from './ratelimit/policies.js';
+import type { TokenPolicy } from './tokens/policy.js';
 import { MAX_FILE_BYTES, parseScopesFile, type PlatformScope, ScopesFileError } from './scopes/file.js';
 
 /** Levels accepted by pino, plus `silent`. */
@@ -55,6 +56,8 @@ export interface Config {
   readonly scopes: readonly PlatformScope[];
   /** How long audit events are kept (AUDIT_RETENTION_DAYS); the maintenance sweep deletes older ones. */
   readonly auditRetentionMs: number;
+  /** The operator's token lifetime rules (TOKEN_MAX_LIFETIME_DAYS, TOKEN_IDLE_REVOKE_DAYS). */
+  readonly tokens: TokenPolicy;
   /** GET /api/events: the heartbeat's interval, and how many streams one service credential may hold open here. */
   readonly events: { readonly heartbeatMs: number; readonly maxStreamsPerCredential: number };
 }
@@ -78,6 +81,11 @@ function int(env: Env, name: string, fallback: number, min: number, max: number)
   const n = Number(value);
   if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
   return n;
+}
+
+/** A whole number when the variable is set, null when it is not (the policy is off). */
+function optionalInt(env: Env, name: string, min: number, max: number): number | null {
+  return raw(env, name) === undefined ? null : int(env, name, min, min, max);
 }
 
 function bool(env: Env, name: string, fallback: boolean): boolean {
@@ -224,6 +232,10 @@ export function loadConfig(env: Env): Config {
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     scopes: parseScopes(env),
     auditRetentionMs: int(env, 'AUDIT_RETENTION_DAYS', 365, 1, 36_500) * 86_400_000,
+    tokens: {
+      maxLifetimeDays: optionalInt(env, 'TOKEN_MAX_LIFETIME_DAYS', 1, 36_500),
+      idleRevokeDays: optionalInt(env, 'TOKEN_IDLE_REVOKE_DAYS', 1, 36_500),
+    },
     events: {
       // The contract promises a comment line at least every 15 s.
       heartbeatMs: int(env, 'EVENTS_HEARTBEAT_MS', 15_000, 1000, 15_000),

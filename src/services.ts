@@ -20,14 +20,19 @@ import { RateLimiter } from './ratelimit/limiter.js';
 import { connectRedis, redisReady } from './ratelimit/redis.js';
 import { KeyStore } from './keys/store.js';
 import { LeakResponse } from './leaks/service.js';
+import { LastUseRecorder } from './lib/last-use.js';
 import { Periodic } from './lib/periodic.js';
 import { Maintenance } from './maintenance/runner.js';
 import { expiredSessions, MAINTENANCE_INTERVAL_MS, oldAuditEvents, oldChanges } from './maintenance/sweeps.js';
 import { ScopeCatalogue } from './scopes/catalogue.js';
 import { ServiceCredentials } from './services/service.js';
 import { ServiceCredentialStore } from './services/store.js';
+import { AccountSecurity } from './sessions/service.js';
 import { SessionStore } from './sessions/store.js';
+import { TokenLifecycle } from './tokens/lifecycle.js';
+import { TokenLifecycleStore } from './tokens/lifecycle-store.js';
 import { TokenService } from './tokens/service.js';
+import { endedGraces, idleTokens } from './tokens/sweeps.js';
 import { TokenStore } from './tokens/store.js';
 import { UsageRecorder } from './tokens/usage.js';
 import { PasswordHasher } from './users/hasher.js';
@@ -42,7 +47,11 @@ export interface Services {
   readonly database: Database;
   readonly users: UserService;
   readonly accounts: AccountService;
+  /** The signed-in user's password, sessions and account deletion. */
+  readonly accountSecurity: AccountSecurity;
   readonly tokens: TokenService;
+  /** Token detail, narrowing, rotation and an app's tokens (contract §8). */
+  readonly lifecycle: TokenLifecycle;
   readonly apps: AppService;
   /** The audit log: users read their own events, the operator everyone's (CLI). */
   readonly audit: AuditStore;
@@ -138,10 +147,12 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   const hasher = await PasswordHasher.create(passwords.argon2, passwords.hashConcurrency, passwords.hashQueueLimit);
   const usage = new UsageRecorder(tokenStore, config.usageFlushMs, (error) => onError(error, 'last-used flush'));
   usage.start();
+  const sessionUsage = new LastUseRecorder((uses) => sessionStore.recordUsage(uses), config.usageFlushMs, (error) => onError(error, 'session last-used flush'));
+  sessionUsage.start();
 
   const users = new UserService(userStore, hasher, feed, clock, { minLength: passwords.minLength, blocklist: loadBlocklist() });
   const serviceStore = new ServiceCredentialStore(db);
-  const authenticator = new Authenticator({ tokens: tokenStore, services: serviceStore, sessions: sessionStore, users: userStore, userTokens, usage, clock });
+  const authenticator = new Authenticator({ tokens: tokenStore, services: serviceStore, sessions: sessionStore, users: userStore, userTokens, usage, sessionUsage, clock });
   feed.subscribe(async (change) => {
     try {
       // New keys first, then drop cached verifications, so nothing is re-cached under the old keys.
@@ -152,8 +163,15 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     }
   });
   const events = new EventHub(feed, changeStore, config.events);
+  const lifecycleStore = new TokenLifecycleStore(db);
   const maintenance = new Maintenance(
-    [expiredSessions(sessionStore), oldChanges(changeStore, config.changes.retentionMs), oldAuditEvents(audit, config.auditRetentionMs)],
+    [
+      expiredSessions(sessionStore),
+      oldChanges(changeStore, config.changes.retentionMs),
+      endedGraces(lifecycleStore, feed),
+      idleTokens(lifecycleStore, usage, feed, config.tokens),
+      oldAuditEvents(audit, config.auditRetentionMs),
+    ],
     clock,
     MAINTENANCE_INTERVAL_MS,
     onError,
@@ -175,8 +193,10 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
       signupEnabled: config.signupEnabled,
       audit,
     }),
-    tokens: new TokenService(tokenStore, usage, feed, clock, scopes),
-    apps: new AppService(new AppStore(db), feed, clock, scopes),
+    accountSecurity: new AccountSecurity({ sessions: sessionStore, userStore, users, hasher, usage: sessionUsage, feed, clock }),
+    tokens: new TokenService(tokenStore, usage, feed, clock, scopes, config.tokens),
+    lifecycle: new TokenLifecycle(lifecycleStore, usage, feed, clock, config.tokens),
+    apps: new AppService(new AppStore(db), feed, clock, scopes, config.tokens),
     audit,
     auditLog: new AuditLog(audit),
     leaks: new LeakResponse({ tokens: tokenStore, services: serviceStore, feed, clock }),
@@ -195,6 +215,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
       await maintenance.stop();
       await polling.stop();
       await usage.stop();
+      await sessionUsage.stop();
       await redis?.quit().catch(() => redis.disconnect());
       await database.close();
     },

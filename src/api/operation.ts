@@ -7,6 +7,7 @@ import { securityOf, type SecurityRequirement } from './security.js';
 /** The document's tags, in the order the docs page shows them. */
 export const TAGS = {
   auth: 'Signup, login, logout',
+  account: 'The signed-in user\'s password, sessions and account',
   me: 'The caller',
   tokens: 'API tokens',
   apps: 'Apps and app tokens',
@@ -24,18 +25,19 @@ export type Tag = keyof typeof TAGS;
 export const OPTIONAL_BODY = 'x-optional-body';
 
 /** The verbs an operationId may start with; a generated client's method reads as what it does. */
-export const VERBS = ['get', 'list', 'create', 'register', 'issue', 'revoke', 'delete', 'update', 'sign', 'log', 'check', 'introspect', 'stream', 'report'] as const;
+export const VERBS = ['get', 'list', 'create', 'register', 'issue', 'revoke', 'delete', 'update', 'rotate', 'sign', 'log', 'check', 'introspect', 'stream', 'report'] as const;
 
 /** A stable, verb-first operationId: `createApiToken`, `listApps`. */
 export type OperationId = `${(typeof VERBS)[number]}${Capitalize<string>}`;
 
 /**
  * Who may call an operation. Protected routes name the tokens the guard lets in and are limited
- * per credential; public routes name the limit they fall under, `none` only for probes.
+ * per credential, and by the login limits too when they check the user's password (`password`);
+ * public routes name the limit they fall under, `none` only for probes.
  */
 type Access =
-  | { readonly auth: RouteAuth; readonly rateLimit?: never }
-  | { readonly auth: 'public'; readonly rateLimit: RouteRateLimit | 'none' };
+  | { readonly auth: RouteAuth; readonly rateLimit?: 'password' }
+  | { readonly auth: 'public'; readonly rateLimit: Exclude<RouteRateLimit, 'password'> | 'none' };
 
 export type OperationSpec = Access & {
   readonly operationId: OperationId;
@@ -100,7 +102,7 @@ function problemsOf(spec: OperationSpec): Set<ProblemCode> {
  */
 export function operation<const S extends OperationSpec>(spec: S): Operation<S> {
   const isPublic = spec.auth === 'public';
-  const limit = spec.auth === 'public' ? spec.rateLimit : undefined;
+  const limit = spec.rateLimit;
   const response = responsesOf({
     success: spec.success,
     problems: problemsOf(spec),

@@ -23,8 +23,12 @@ export interface RouteAuth {
   readonly service?: boolean;
 }
 
-/** Public routes name the limits they fall under; protected routes are limited by the guard. */
-export type RouteRateLimit = 'address' | 'login' | 'signup' | 'leak-report';
+/**
+ * Public routes name the limits they fall under; protected routes are limited by the guard, and
+ * those that check the user's password (`password`) also by the login limits, per client address
+ * and per the user's email, exactly as if each request were a login.
+ */
+export type RouteRateLimit = 'address' | 'login' | 'signup' | 'password' | 'leak-report';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { PROBLEM_LIMITS, PROBLEMS, type ProblemCode } from '../errors.js';
+import { MAX_CIDR_LENGTH, MAX_CIDRS } from '../tokens/cidrs.js';
 import { MAX_SCOPE_NAME_LENGTH, MAX_TOKEN_SCOPES, SCOPE_NAME } from '../tokens/scopes.js';
 import { USERNAME } from '../users/service.js';
 
@@ -84,3 +85,11 @@ export const IdParams = Type.Object(
   { id: Type.String({ maxLength: MAX_PARAM_LENGTH, description: 'A UUID. Anything else is 404.', examples: ['0b6f3c1e-2a4d-4c8e-9f10-5a7b3d2e1c90'] }) },
   { additionalProperties: false },
 );
+
+/** A token's network allow-list, as requests give it and responses show it. */
+export const AllowedCidrs = Type.Array(Type.String({ minLength: 1, maxLength: MAX_CIDR_LENGTH, examples: ['203.0.113.0/24'] }), {
+  minItems: 1,
+  maxItems: MAX_CIDRS,
+  description: `IPv4 or IPv6 networks (address/prefix; a bare address is one host), at most ${MAX_CIDRS}. A request from any other address is 401 invalid_token.`,
+  examples: [['203.0.113.0/24', '2001:db8::/48']],
+});

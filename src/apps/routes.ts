@@ -2,11 +2,11 @@ import { Type } from 'typebox';
 import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf } from '../api/route.js';
-import { IdParams, Label, Timestamp, Uuid } from '../api/schemas.js';
+import { AllowedCidrs, IdParams, Label, Timestamp, Uuid } from '../api/schemas.js';
 import type { ScopeCatalogue } from '../scopes/catalogue.js';
 import { requestedScopes } from '../scopes/routes.js';
 import { TOKEN_SHAPE } from '../tokens/format.js';
-import type { AppService, AppTokenInput, IssuedAppToken } from './service.js';
+import type { AppService, IssueAppTokenInput, IssuedAppToken } from './service.js';
 import type { App } from './store.js';
 
 const APP_TOKEN_SCOPES = 'Scopes of the platform that app tokens may carry. Omitted means none: the token can call GET /api/me and read its own app.';
@@ -23,7 +23,10 @@ const registerAppBody = (catalogue: ScopeCatalogue) =>
 
 /** The body of POST /api/apps/{id}/tokens, which may be omitted. */
 const issueTokenBody = (catalogue: ScopeCatalogue) =>
-  Type.Object({ scopes: Type.Optional(requestedScopes(catalogue, 'app_token', APP_TOKEN_SCOPES)) }, { additionalProperties: false });
+  Type.Object(
+    { scopes: Type.Optional(requestedScopes(catalogue, 'app_token', APP_TOKEN_SCOPES)), allowed_cidrs: Type.Optional(AllowedCidrs) },
+    { additionalProperties: false },
+  );
 
 const Description = Type.String({ maxLength: 1000, examples: ['A retro shooter.'] });
 
@@ -119,7 +122,7 @@ export function appRoutes(app: Http, apps: AppService, catalogue: ScopeCatalogue
     }),
     handler: async (request, reply) => {
       // Validated against the body schema whenever a body was sent; without one there are no scopes.
-      const input: AppTokenInput = request.body ?? {};
+      const input: IssueAppTokenInput = request.body ?? {};
       return reply.code(201).send(issued(await apps.issueToken(principalOf(request).user.id, request.params.id, input, contextOf(request))));
     },
   });

@@ -7,13 +7,19 @@ import { type FieldError, insufficientScope, notFound, validationFailed } from '
 import { isUuid } from '../lib/ids.js';
 import { cleanLabel, cleanText } from '../lib/text.js';
 import type { ScopeCatalogue } from '../scopes/catalogue.js';
-import { mintToken, tokenDetails } from '../tokens/service.js';
+import { impliedExpiry, NO_POLICY, type TokenPolicy } from '../tokens/policy.js';
+import { isFieldError, mintToken, requestedCidrs, tokenDetails } from '../tokens/service.js';
 import type { NewToken } from '../tokens/store.js';
 import type { App, AppStore } from './store.js';
 
 export interface AppTokenInput {
   /** Catalogue scopes that app tokens may carry; none by default. */
   readonly scopes?: readonly string[] | undefined;
+}
+
+/** An additional app token may also be limited to networks. */
+export interface IssueAppTokenInput extends AppTokenInput {
+  readonly allowed_cidrs?: readonly string[] | undefined;
 }
 
 export interface RegisterAppInput extends AppTokenInput {
@@ -36,7 +42,14 @@ export class AppService {
     private readonly feed: ChangeFeed,
     private readonly clock: Clock,
     private readonly catalogue: ScopeCatalogue,
+    private readonly policy: TokenPolicy = NO_POLICY,
   ) {}
+
+  /** App tokens have no expiry of their own; under a maximum lifetime they get the longest allowed. */
+  private expiry(now: number): string | null {
+    const at = impliedExpiry(null, now, this.policy);
+    return at === null ? null : iso(at);
+  }
 
   /** Registers an app and issues its first app token in one transaction. */
   async register(userId: string, input: RegisterAppInput, context: RequestContext): Promise<{ app: App; token: IssuedAppToken }> {
@@ -51,7 +64,8 @@ export class AppService {
     const now = this.clock.now();
     const createdAt = iso(now);
     const app: App = { id: randomUUID(), userId, name, description, createdAt };
-    const minted = mintToken('app', { userId, appId: app.id, name, scopes: sorted(input.scopes), createdAt, expiresAt: null });
+    const fields = { userId, appId: app.id, name, scopes: sorted(input.scopes), createdAt, expiresAt: this.expiry(now), allowedCidrs: null };
+    const minted = mintToken('app', fields);
     const events = [
       auditEvent({ type: 'app.registered', userId, subject: { type: 'app', id: app.id }, details: { name } }, context, now),
       this.tokenCreated(minted.record, context, now),
@@ -79,13 +93,16 @@ export class AppService {
   }
 
   /** Issues an additional token for the app (rotation: issue, deploy, then revoke the old one). */
-  async issueToken(userId: string, appId: string, input: AppTokenInput, context: RequestContext): Promise<IssuedAppToken> {
+  async issueToken(userId: string, appId: string, input: IssueAppTokenInput, context: RequestContext): Promise<IssuedAppToken> {
     const errors = this.catalogue.check('app_token', input.scopes);
-    if (errors.length > 0) throw validationFailed(errors);
+    const allowedCidrs = requestedCidrs(input.allowed_cidrs);
+    if (isFieldError(allowedCidrs)) errors.push(allowedCidrs);
+    if (isFieldError(allowedCidrs) || errors.length > 0) throw validationFailed(errors);
     const app = await this.find(userId, appId);
     const now = this.clock.now();
     const createdAt = iso(now);
-    const minted = mintToken('app', { userId, appId: app.id, name: app.name, scopes: sorted(input.scopes), createdAt, expiresAt: null });
+    const fields = { userId, appId: app.id, name: app.name, scopes: sorted(input.scopes), createdAt, expiresAt: this.expiry(now), allowedCidrs };
+    const minted = mintToken('app', fields);
     if (!(await this.store.insertToken(minted.record, this.tokenCreated(minted.record, context, now)))) throw notFound();
     return { value: minted.value, tokenId: minted.record.id, createdAt };
   }

@@ -2,6 +2,7 @@ import type { FeedEvent } from '../changes/feed.js';
 import type { Clock } from '../clock.js';
 import { invalidToken } from '../errors.js';
 import { BoundedMap } from '../lib/bounded-map.js';
+import type { LastUseRecorder } from '../lib/last-use.js';
 import type { ServiceCredentialStore } from '../services/store.js';
 import type { Session, SessionStore } from '../sessions/store.js';
 import { type OpaqueKind, tokenKind } from '../tokens/format.js';
@@ -53,6 +54,8 @@ export interface AuthenticatorDeps {
   readonly users: UserStore;
   readonly userTokens: UserTokens;
   readonly usage: UsageRecorder;
+  /** When each session was last used (GET /api/auth/sessions), coalesced like tokens' last use. */
+  readonly sessionUsage: LastUseRecorder;
   readonly clock: Clock;
   /** Entries per cache (default 50,000); a test makes it small to reach eviction. */
   readonly cacheSize?: number;
@@ -82,7 +85,7 @@ export class Authenticator {
    */
   private generation = 0;
   /** Lookups under way, by token: requests that arrive meanwhile share one (same generation only). */
-  private readonly inFlight = new Map<string, { readonly generation: number; readonly promise: Promise<Caller> }>();
+  private readonly inFlight = new Map<string, { readonly generation: number; readonly promise: Promise<unknown> }>();
 
   constructor(private readonly deps: AuthenticatorDeps) {
     const size = deps.cacheSize ?? CACHE_SIZE;
@@ -92,12 +95,19 @@ export class Authenticator {
   }
 
   /**
-   * The caller of a bearer token: at once when the caches decide, otherwise after a lookup.
+   * The caller of a bearer token presented from `address` (the client address as the rate limiter
+   * sees it; null where no client is known: introspection, which a platform service asks on its
+   * caller's behalf): at once when the caches decide, otherwise after a lookup.
    * @throws ProblemError invalid_token (or rejects with it), identical for every reason.
    */
-  authenticate(token: string): Promise<Caller> | Caller {
+  authenticate(token: string, address: string | null): Promise<Caller> | Caller {
     if (token.startsWith('eyJ')) return this.authenticateJwt(token);
-    return this.authenticateOpaque(token);
+    return this.authenticateOpaque(token, address);
+  }
+
+  /** A route needed `scope` and the API or app token `principal` carried it: its use is recorded. */
+  exercised(principal: Principal, scope: string): void {
+    if (principal.type !== 'user') this.deps.usage.recordScope(principal.credentialId, scope, this.deps.clock.now());
   }
 
   /** Drops whatever a change makes stale. */
@@ -123,18 +133,18 @@ export class Authenticator {
     }
   }
 
-  private authenticateOpaque(token: string): Promise<Caller> | Caller {
+  private authenticateOpaque(token: string, address: string | null): Promise<Caller> | Caller {
     // Only well-formed tokens are ever cached, so a hit needs no shape or checksum check.
     const cached = this.tokens.get(token);
-    if (cached) return this.accept(cached);
+    if (cached) return this.accept(cached, address);
     // Shape and checksum first: strings that are not our tokens never reach the store.
     const kind = tokenKind(token);
     if (kind === null) throw invalidToken();
-    return this.shared(token, () => this.lookupToken(token, kind));
+    return this.shared(token, () => this.lookupToken(token, kind)).then((entry) => this.accept(entry, address));
   }
 
   /** One lookup per token at a time: a request that arrives while one runs waits for it. */
-  private shared<T extends Caller>(token: string, lookup: () => Promise<T>): Promise<T> {
+  private shared<T>(token: string, lookup: () => Promise<T>): Promise<T> {
     const running = this.inFlight.get(token);
     if (running?.generation === this.generation) return running.promise as Promise<T>;
     const promise = lookup().finally(() => {
@@ -144,7 +154,8 @@ export class Authenticator {
     return promise;
   }
 
-  private async lookupToken(token: string, kind: OpaqueKind): Promise<Caller> {
+  /** The store's entry for a token, cached unless a change arrived while it was read. */
+  private async lookupToken(token: string, kind: OpaqueKind): Promise<OpaqueEntry> {
     const generation = this.generation;
     const entry = await findOpaque(this.deps, token, kind);
     if (!entry) throw invalidToken();
@@ -152,15 +163,22 @@ export class Authenticator {
       this.tokens.set(token, entry);
       this.tokenValues.set(entry.caller.credentialId, token);
     }
-    return this.accept(entry);
+    return entry;
   }
 
-  private accept({ caller, revoked }: OpaqueEntry): Caller {
+  /**
+   * Every request's checks, on a cached entry or a fresh one: revocation, expiry (a rotated token's
+   * grace ends by time alone, on every instance, with no change to announce), and the allow-list.
+   */
+  private accept({ caller, revoked, allowed }: OpaqueEntry, address: string | null): Caller {
     if (revoked) throw invalidToken();
     if (caller.type === 'service') return caller;
     const now = this.deps.clock.now();
     if (caller.expiresAt !== null && caller.expiresAt <= now) throw invalidToken();
-    this.deps.usage.record(caller.credentialId, now);
+    // A token without an allow-list pays this null check only. Without a client address
+    // (introspection) the list cannot be applied: the platform service sees its own caller.
+    if (allowed !== null && address !== null && !allowed.admits(address)) throw invalidToken();
+    this.deps.usage.record(caller.credentialId, now, address);
     return caller;
   }
 
@@ -170,15 +188,21 @@ export class Authenticator {
     if (!entry) return this.shared(token, () => this.verifyAndAccept(token, now));
     if (entry.expiresAt <= now) throw invalidToken();
     const session = this.sessions.get(entry.sessionId);
-    if (session !== undefined) return acceptSession(entry, session, now);
-    return this.lookupSession(entry.sessionId).then((found) => acceptSession(entry, found, now));
+    if (session !== undefined) return this.acceptSession(entry, session, now);
+    return this.lookupSession(entry.sessionId).then((found) => this.acceptSession(entry, found, now));
   }
 
   private async verifyAndAccept(token: string, now: number): Promise<Principal> {
     const entry = await this.verifyJwt(token, now);
     if (entry.expiresAt <= now) throw invalidToken();
     const session = this.sessions.get(entry.sessionId) ?? (await this.lookupSession(entry.sessionId));
-    return acceptSession(entry, session, now);
+    return this.acceptSession(entry, session, now);
+  }
+
+  private acceptSession(entry: JwtEntry, session: CachedSession | null | undefined, now: number): Principal {
+    const principal = acceptSession(entry, session, now);
+    this.deps.sessionUsage.record(entry.sessionId, now);
+    return principal;
   }
 
   /** The cache's entry for exactly `token`, if it was verified. */

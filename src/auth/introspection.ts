@@ -42,7 +42,8 @@ export class Introspector {
   async introspect(token: string): Promise<Introspection> {
     let caller: Caller;
     try {
-      caller = await this.authenticator.authenticate(token);
+      // No client address: the service asks on its caller's behalf (allow-lists: docs/token-lifecycle.md).
+      caller = await this.authenticator.authenticate(token, null);
     } catch (error) {
       // The authenticator's refusals are all one invalid_token, so the answer cannot tell them apart either.
       if (error instanceof ProblemError && error.code === 'invalid_token') return INACTIVE;

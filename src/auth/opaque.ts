@@ -1,4 +1,5 @@
 import type { ServiceCredentialStore } from '../services/store.js';
+import { AllowList } from '../tokens/cidrs.js';
 import { type OpaqueKind, tokenDigest } from '../tokens/format.js';
 import type { TokenLookup, TokenStore } from '../tokens/store.js';
 import type { Caller, Principal } from './principal.js';
@@ -7,6 +8,8 @@ import type { Caller, Principal } from './principal.js';
 export interface OpaqueEntry {
   readonly caller: Caller;
   readonly revoked: boolean;
+  /** The token's network allow-list, parsed once when the entry is loaded; null for anywhere. */
+  readonly allowed: AllowList | null;
 }
 
 /** Looks an opaque token of a known kind up by its digest: users' tokens and services' credentials alike. */
@@ -18,10 +21,10 @@ export async function findOpaque(
   const digest = tokenDigest(token);
   if (kind === 'service') {
     const found = await stores.services.findByDigest(digest);
-    return found && { caller: { type: 'service', credentialId: found.id, name: found.name }, revoked: found.revokedAt !== null };
+    return found && { caller: { type: 'service', credentialId: found.id, name: found.name }, revoked: found.revokedAt !== null, allowed: null };
   }
   const found = await stores.tokens.findByDigest(digest);
-  return found && { caller: toPrincipal(found), revoked: found.revoked };
+  return found && { caller: toPrincipal(found), revoked: found.revoked, allowed: found.token.allowedCidrs === null ? null : new AllowList(found.token.allowedCidrs) };
 }
 
 function toPrincipal({ token, owner, app }: TokenLookup): Principal {

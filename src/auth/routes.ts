@@ -1,10 +1,12 @@
+import type { IncomingMessage } from 'node:http';
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf } from '../api/route.js';
 import { UserSummary } from '../api/schemas.js';
 import { COMPACT_JWS, MAX_JWT_LENGTH } from './jwt.js';
-import type { AccountService, SessionGrant } from './service.js';
+import type { AccountService, ClientInfo, SessionGrant } from './service.js';
 
 /*
  * Email, username and password are checked by the account service (it also serves the CLI), which
@@ -45,8 +47,10 @@ const toResponse = (grant: SessionGrant) => ({
   user: { id: grant.user.id, username: grant.user.username, email: grant.user.email },
 });
 
-/** Signup, login and logout. */
-export function authRoutes(app: Http, accounts: AccountService): void {
+/** Signup, login and logout. `clientAddress` is the one the rate limiter and the access log use. */
+export function authRoutes(app: Http, accounts: AccountService, clientAddress: (req: IncomingMessage) => string): void {
+  const clientOf = (request: FastifyRequest): ClientInfo => ({ address: clientAddress(request.raw), userAgent: request.headers['user-agent'] });
+
   app.post('/api/auth/signup', {
     ...operation({
       operationId: 'signUp',
@@ -60,7 +64,7 @@ export function authRoutes(app: Http, accounts: AccountService): void {
       problems: ['forbidden', 'conflict'],
     }),
     handler: async (request, reply) => {
-      const grant = await accounts.signup(request.body, contextOf(request));
+      const grant = await accounts.signup(request.body, contextOf(request), clientOf(request));
       return reply.code(201).send(toResponse(grant));
     },
   });
@@ -77,7 +81,7 @@ export function authRoutes(app: Http, accounts: AccountService): void {
       success: { 200: { description: 'Logged in: a user token and the account.', schema: SessionResponse } },
       problems: ['invalid_credentials'],
     }),
-    handler: async (request) => toResponse(await accounts.login(request.body.email, request.body.password, contextOf(request))),
+    handler: async (request) => toResponse(await accounts.login(request.body.email, request.body.password, contextOf(request), clientOf(request))),
   });
 
   app.post('/api/auth/logout', {

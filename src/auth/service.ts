@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { type AuditEvent, auditEvent, type RequestContext } from '../audit/events.js';
+import { auditEvent, type RequestContext } from '../audit/events.js';
 import type { AuditStore } from '../audit/store.js';
 import type { ChangeFeed } from '../changes/feed.js';
 import { type Clock, iso } from '../clock.js';
 import { ProblemError } from '../errors.js';
+import { printable } from '../lib/text.js';
 import type { SessionStore } from '../sessions/store.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import { MAX_PASSWORD_BYTES, normalizePassword } from '../users/password-policy.js';
@@ -17,6 +18,16 @@ export interface SessionGrant {
   readonly token: string;
   readonly user: User;
 }
+
+/** Where a login came from, as the HTTP layer saw it: shown to the user in their list of sessions. */
+export interface ClientInfo {
+  /** The client address as the rate limiter sees it (TRUST_PROXY applied). */
+  readonly address: string;
+  readonly userAgent: string | undefined;
+}
+
+/** Enough for any real browser's User-Agent; longer ones are cut. */
+export const MAX_USER_AGENT = 256;
 
 const invalidCredentials = () => new ProblemError('invalid_credentials');
 
@@ -36,30 +47,32 @@ export class AccountService {
     },
   ) {}
 
-  async signup(input: NewUserInput, context: RequestContext): Promise<SessionGrant> {
+  async signup(input: NewUserInput, context: RequestContext, client: ClientInfo): Promise<SessionGrant> {
     if (!this.deps.signupEnabled) {
       throw new ProblemError('forbidden', { detail: 'Signup is closed on this server. Ask an administrator for an account.' });
     }
     // The signup's own event covers the session it opens.
     const user = await this.deps.users.create(input, context);
-    return this.startSession(user, null);
+    return this.startSession(user, client);
   }
 
   /**
    * Every failure is the same invalid_credentials, and an unknown email still costs one argon2id
    * verification (against a dummy hash), so neither the answer nor its timing reveals accounts.
    */
-  async login(email: string, password: string, context: RequestContext): Promise<SessionGrant> {
+  async login(email: string, password: string, context: RequestContext, client: ClientInfo): Promise<SessionGrant> {
     const normalized = normalizePassword(password);
     const user = await this.deps.userStore.findByEmail(normalizeEmail(email));
     if (Buffer.byteLength(normalized) > MAX_PASSWORD_BYTES) throw await this.failed(user, context);
     const ok = user ? await this.deps.hasher.verify(user.passwordHash, normalized) : await this.deps.hasher.verifyDummy(normalized);
     if (!user || !ok) throw await this.failed(user, context);
-    if (this.deps.hasher.needsRehash(user.passwordHash)) {
+    let verified = user.passwordHash;
+    if (this.deps.hasher.needsRehash(verified)) {
       // Parameters were raised since this hash was made: upgrade it now that we know the password.
-      await this.deps.userStore.updatePasswordHash(user.id, await this.deps.hasher.hash(normalized));
+      const upgraded = await this.deps.hasher.hash(normalized);
+      if (await this.deps.userStore.upgradePasswordHash(user.id, upgraded, verified)) verified = upgraded;
     }
-    return this.startSession(user, context);
+    return this.startSession(user, client, { hash: verified, context });
   }
 
   /** Ends the session behind a user token; the same token is rejected from the next request on. */
@@ -82,16 +95,24 @@ export class AccountService {
     return invalidCredentials();
   }
 
-  /** Opens a session; a login's `context` records it (`login.succeeded`, in the same transaction). */
-  private async startSession(user: User, login: RequestContext | null): Promise<SessionGrant> {
+  /**
+   * Opens a session. After a login, only while the password is still the one verified
+   * (`login.hash`): a password changed meanwhile ended every other session, and this login, made
+   * with the old password, fails like any wrong password. A login's `context` records it
+   * (`login.succeeded`, in the same transaction as the session).
+   */
+  private async startSession(user: User, client: ClientInfo, login?: { hash: string; context: RequestContext }): Promise<SessionGrant> {
     const now = this.deps.clock.now();
     const sessionId = randomUUID();
     const { token, expiresAt } = await this.deps.userTokens.issue(user.id, sessionId, now);
-    const event: AuditEvent | undefined =
-      login === null
-        ? undefined
-        : auditEvent({ type: 'login.succeeded', userId: user.id, actor: { type: 'user', id: user.id }, subject: { type: 'session', id: sessionId } }, login, now);
-    await this.deps.sessions.insert({ id: sessionId, userId: user.id, createdAt: iso(now), expiresAt: iso(expiresAt) }, event);
+    const userAgent = printable(client.userAgent ?? '', MAX_USER_AGENT) || null;
+    const session = { id: sessionId, userId: user.id, createdAt: iso(now), expiresAt: iso(expiresAt), clientAddress: client.address || null, userAgent };
+    if (login === undefined) {
+      await this.deps.sessions.insert(session);
+    } else {
+      const event = auditEvent({ type: 'login.succeeded', userId: user.id, actor: { type: 'user', id: user.id }, subject: { type: 'session', id: sessionId } }, login.context, now);
+      if (!(await this.deps.sessions.insertForPassword(session, login.hash, event))) throw await this.failed(user, login.context);
+    }
     return { token, user: { id: user.id, email: user.email, username: user.username, createdAt: user.createdAt } };
   }
 }

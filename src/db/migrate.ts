@@ -4,6 +4,8 @@ import * as m0001 from './migrations/0001_initial.js';
 import * as m0002 from './migrations/0002_retention_indexes.js';
 import * as m0003 from './migrations/0003_change_events.js';
 import * as m0004 from './migrations/0004_service_credentials.js';
+import * as m0005 from './migrations/0005_token_lifecycle.js';
+import * as m0006 from './migrations/0006_session_details.js';
 import * as m0007 from './migrations/0007_audit_events.js';
 
 /** Migrations are imported statically so the build output needs no directory scanning. */
@@ -12,6 +14,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '0002_retention_indexes': m0002,
   '0003_change_events': m0003,
   '0004_service_credentials': m0004,
+  '0005_token_lifecycle': m0005,
+  '0006_session_details': m0006,
   '0007_audit_events': m0007,
 };
 

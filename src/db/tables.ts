@@ -21,6 +21,12 @@ export interface SessionsTable {
   created_at: string;
   expires_at: string;
   revoked_at: string | null;
+  /** The client address at login, as the rate limiter sees it; null for sessions older than the column. */
+  client_address: string | null;
+  /** The User-Agent at login: control characters removed, length capped. */
+  user_agent: string | null;
+  /** Coalesced: written at most once per flush interval per instance, not per request. */
+  last_used_at: string | null;
 }
 
 export interface AppsTable {
@@ -46,6 +52,18 @@ export interface TokensTable {
   expires_at: string | null;
   last_used_at: string | null;
   revoked_at: string | null;
+  /** JSON array of `address/prefix` networks the token may be used from; null for anywhere. */
+  allowed_cidrs: string | null;
+  /** The client address of the last use, as the rate limiter saw it. */
+  last_used_ip: string | null;
+  /** The token that replaced this one by rotation; it works until `expires_at`, the grace's end. */
+  replaced_by: string | null;
+}
+
+/** The scopes each token has exercised, one row per token and scope. */
+export interface TokenScopeUsesTable {
+  token_id: string;
+  scope: string;
 }
 
 export interface SigningKeysTable {
@@ -106,6 +124,7 @@ export interface Tables {
   sessions: SessionsTable;
   apps: AppsTable;
   tokens: TokensTable;
+  token_scope_uses: TokenScopeUsesTable;
   signing_keys: SigningKeysTable;
   service_credentials: ServiceCredentialsTable;
   changes: ChangesTable;

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RouteAuth } from '../api/route.js';
 import type { Authenticator } from '../auth/authenticator.js';
@@ -36,7 +37,7 @@ export function authorize(principal: Caller, auth: RouteAuth): void {
  * before the body is read, so anonymous callers cannot make the server parse anything. The hook is
  * attached to those routes only.
  */
-export function registerGuard(app: FastifyInstance, authenticator: Authenticator, limits: RequestLimits): void {
+export function registerGuard(app: FastifyInstance, authenticator: Authenticator, limits: RequestLimits, clientAddress: (req: IncomingMessage) => string): void {
   app.decorateRequest('principal', null);
   app.addHook('onRoute', (route) => {
     const auth = route.config?.auth;
@@ -44,7 +45,8 @@ export function registerGuard(app: FastifyInstance, authenticator: Authenticator
     const guard = async (request: FastifyRequest): Promise<void> => {
       let principal: Caller;
       try {
-        principal = await authenticator.authenticate(readBearerToken(request.raw));
+        // The address the rate limiter counts: a token's allow-list is checked against it.
+        principal = await authenticator.authenticate(readBearerToken(request.raw), clientAddress(request.raw));
       } catch (error) {
         // Failed authentication counts against the client address, so token guessing is throttled.
         await limits.byAddress(request);
@@ -52,6 +54,7 @@ export function registerGuard(app: FastifyInstance, authenticator: Authenticator
       }
       await limits.byCredential(request, principal);
       authorize(principal, auth);
+      if (auth.api !== undefined && auth.api !== 'any' && principal.type === 'api_token') authenticator.exercised(principal, auth.api);
       request.principal = principal;
     };
     route.onRequest = [...[route.onRequest ?? []].flat(), guard];

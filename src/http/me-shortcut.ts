@@ -39,8 +39,10 @@ export interface ShortcutDeps {
 export function meShortcut(deps: ShortcutDeps, fastify: RequestHandler): RequestHandler {
   const answer = (req: IncomingMessage, res: ServerResponse, start: number): void => {
     let principal: Principal;
+    // Computed once: the allow-list check, the usage record and the access line all need it.
+    const address = deps.clientAddress(req);
     try {
-      const result = deps.authenticator.authenticate(readBearerToken(req));
+      const result = deps.authenticator.authenticate(readBearerToken(req), address);
       if (result instanceof Promise) {
         result.catch(() => undefined);
         return fastify(req, res);
@@ -53,7 +55,7 @@ export function meShortcut(deps: ShortcutDeps, fastify: RequestHandler): Request
       return fastify(req, res);
     }
     deps.limits.credential(principal).then(
-      (decision) => (decision?.allowed === false ? fastify(req, res) : respond(deps, req, res, principal, decision, start)),
+      (decision) => (decision?.allowed === false ? fastify(req, res) : respond(deps, res, principal, decision, start, address)),
       () => fastify(req, res),
     );
   };
@@ -72,7 +74,7 @@ const SECURITY_HEADER_LIST = Object.entries(SECURITY_HEADERS).flat();
 
 const answers = new WeakMap<Principal, { body: string; length: string }>();
 
-function respond(deps: ShortcutDeps, req: IncomingMessage, res: ServerResponse, principal: Principal, decision: Decision | null, start: number): void {
+function respond(deps: ShortcutDeps, res: ServerResponse, principal: Principal, decision: Decision | null, start: number, remote: string): void {
   const id = requestId();
   let answer = answers.get(principal);
   if (!answer) {
@@ -85,5 +87,5 @@ function respond(deps: ShortcutDeps, req: IncomingMessage, res: ServerResponse, 
   for (const [name, value] of Object.entries(rateLimitHeaders(decision && [decision]))) headers.push(name, value);
   res.writeHead(200, headers);
   res.end(body);
-  logRequest(deps.log, { id, method: 'GET', url: '/api/me', status: 200, ms: performance.now() - start, remote: deps.clientAddress(req), principal });
+  logRequest(deps.log, { id, method: 'GET', url: '/api/me', status: 200, ms: performance.now() - start, remote, principal });
 }

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { principalOf } from '../api/route.js';
 import type { Caller } from '../auth/principal.js';
 import { ProblemError } from '../errors.js';
 import { addressKey } from '../ratelimit/address.js';
@@ -100,6 +101,13 @@ export function registerRateLimits(app: FastifyInstance, limits: RequestLimits):
       route.preHandler = [
         ...[route.preHandler ?? []].flat(),
         async (request: FastifyRequest) => limits.byAddressAndEmail(request, kind, (request.body as { email: string }).email),
+      ];
+    } else if (kind === 'password') {
+      // A password check by a signed-in user is a login attempt: the same limits, under the
+      // account's own email, so a stolen user token cannot be used to guess the password faster.
+      route.preHandler = [
+        ...[route.preHandler ?? []].flat(),
+        async (request: FastifyRequest) => limits.byAddressAndEmail(request, 'login', principalOf(request).user.email),
       ];
     }
   });

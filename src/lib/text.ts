@@ -36,3 +36,14 @@ export function cleanText(value: string, field: string, max: number): string | F
   if (CONTROL_EXCEPT_NEWLINES.test(value)) return { field, message: 'must not contain control characters' };
   return value;
 }
+
+const CONTROLS = new RegExp(CONTROL.source, 'g');
+
+/**
+ * Text a client chose that is shown back later but never checked (a User-Agent): control
+ * characters and bidirectional overrides removed, at most `max` code points. Cut to a bounded
+ * length first, so the work is linear in `max`, not in what was sent.
+ */
+export function printable(value: string, max: number): string {
+  return clip(value.slice(0, 4 * max).replace(CONTROLS, '').trim(), max);
+}

@@ -1,8 +1,8 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { AuditEvent } from '../audit/events.js';
 import { recordAudit } from '../audit/store.js';
 import { recordChange } from '../changes/store.js';
-import type { Tables } from '../db/tables.js';
+import type { SessionsTable, Tables } from '../db/tables.js';
 
 /** The server side of a user token: one per login, revoked at logout. */
 export interface Session {
@@ -13,28 +13,123 @@ export interface Session {
   readonly revokedAt: string | null;
 }
 
+/** A session as its owner's list shows it. */
+export interface SessionDetails extends Session {
+  readonly clientAddress: string | null;
+  readonly userAgent: string | null;
+  readonly lastUsedAt: string | null;
+}
+
+/** A session to insert; where it was opened is unknown for sessions made outside a request. */
+export type NewSession = Omit<Session, 'revokedAt'> & { readonly clientAddress?: string | null; readonly userAgent?: string | null };
+
+const toSession = (row: SessionsTable): SessionDetails => ({
+  id: row.id,
+  userId: row.user_id,
+  createdAt: row.created_at,
+  expiresAt: row.expires_at,
+  revokedAt: row.revoked_at,
+  clientAddress: row.client_address,
+  userAgent: row.user_agent,
+  lastUsedAt: row.last_used_at,
+});
+
+const toRow = (session: NewSession) => ({
+  id: session.id,
+  user_id: session.userId,
+  created_at: session.createdAt,
+  expires_at: session.expiresAt,
+  client_address: session.clientAddress ?? null,
+  user_agent: session.userAgent ?? null,
+});
+
+/** Revokes the given active sessions of a user in `trx`, each with its change; returns the ids revoked. */
+async function revokeWhere(trx: Transaction<Tables>, userId: string, at: string, only: { id?: string; except?: string }): Promise<string[]> {
+  let query = trx.updateTable('sessions').set({ revoked_at: at }).where('user_id', '=', userId).where('revoked_at', 'is', null).where('expires_at', '>', at);
+  if (only.id !== undefined) query = query.where('id', '=', only.id);
+  if (only.except !== undefined) query = query.where('id', '!=', only.except);
+  const rows = await query.returning('id').execute();
+  for (const { id } of rows) {
+    await recordChange(trx, 'session', id, at, { type: 'session.revoked', data: { session_id: id, user_id: userId } });
+  }
+  return rows.map((r) => r.id);
+}
+
+/** The audit events of a revocation, given the sessions it actually ended (none when it ended none). */
+export type SessionEvents = (revoked: readonly string[]) => readonly AuditEvent[];
+const none: SessionEvents = () => [];
+
+async function revokeAndRecord(trx: Transaction<Tables>, userId: string, at: string, only: { id?: string; except?: string }, events: SessionEvents): Promise<string[]> {
+  const revoked = await revokeWhere(trx, userId, at, only);
+  await recordAudit(trx, events(revoked));
+  return revoked;
+}
+
 /** SQL for sessions. */
 export class SessionStore {
   constructor(private readonly db: Kysely<Tables>) {}
 
   /** Inserts a session, with the audit event of the login that opened it when there is one. */
-  async insert(session: Omit<Session, 'revokedAt'>, event?: AuditEvent): Promise<void> {
-    const values = { id: session.id, user_id: session.userId, created_at: session.createdAt, expires_at: session.expiresAt };
+  async insert(session: NewSession, event?: AuditEvent): Promise<void> {
     if (!event) {
-      await this.db.insertInto('sessions').values(values).execute();
+      await this.db.insertInto('sessions').values(toRow(session)).execute();
       return;
     }
     await this.db.transaction().execute(async (trx) => {
-      await trx.insertInto('sessions').values(values).execute();
+      await trx.insertInto('sessions').values(toRow(session)).execute();
       await recordAudit(trx, event);
     });
   }
 
-  async findById(id: string): Promise<Session | undefined> {
+  /**
+   * Inserts a session only while the user's password hash is still `passwordHash`, the one the
+   * login verified: a login racing a password change must not open a session with the old
+   * password after the change ended every other one. False when the hash changed (or the user went).
+   */
+  async insertForPassword(session: NewSession, passwordHash: string, event?: AuditEvent): Promise<boolean> {
+    const row = toRow(session);
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx
+        .insertInto('sessions')
+        .columns(['id', 'user_id', 'created_at', 'expires_at', 'client_address', 'user_agent'])
+        .expression((eb) =>
+          eb
+            .selectFrom('users')
+            .select([
+              eb.val(row.id).as('id'),
+              'users.id as user_id',
+              eb.val(row.created_at).as('created_at'),
+              eb.val(row.expires_at).as('expires_at'),
+              eb.cast<string | null>(eb.val(row.client_address), 'text').as('client_address'),
+              eb.cast<string | null>(eb.val(row.user_agent), 'text').as('user_agent'),
+            ])
+            .where('users.id', '=', row.user_id)
+            .where('users.password_hash', '=', passwordHash),
+        )
+        .executeTakeFirst();
+      const inserted = Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
+      if (inserted && event) await recordAudit(trx, event);
+      return inserted;
+    });
+  }
+
+  async findById(id: string): Promise<SessionDetails | undefined> {
     const row = await this.db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
-    return (
-      row && { id: row.id, userId: row.user_id, createdAt: row.created_at, expiresAt: row.expires_at, revokedAt: row.revoked_at }
-    );
+    return row && toSession(row);
+  }
+
+  /** A user's sessions that are neither revoked nor expired at `now`, newest first. */
+  async listActive(userId: string, now: string): Promise<SessionDetails[]> {
+    const rows = await this.db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .where('revoked_at', 'is', null)
+      .where('expires_at', '>', now)
+      .orderBy('created_at', 'desc')
+      .orderBy('id')
+      .execute();
+    return rows.map(toSession);
   }
 
   /** Revokes an active session; false if it was already revoked or does not exist. */
@@ -51,6 +146,46 @@ export class SessionStore {
       await recordChange(trx, 'session', id, at, { type: 'session.revoked', data: { session_id: id, user_id: revoked.user_id } });
       if (event) await recordAudit(trx, event);
       return true;
+    });
+  }
+
+  /**
+   * Revokes one active session of `userId`; false when it is not theirs, not active, or unknown.
+   * `events` names the audit events of the sessions actually ended, written in the same transaction.
+   */
+  async revokeOwned(id: string, userId: string, at: string, events: SessionEvents = none): Promise<boolean> {
+    const revoked = await this.db.transaction().execute((trx) => revokeAndRecord(trx, userId, at, { id }, events));
+    return revoked.length > 0;
+  }
+
+  /** Revokes every active session of `userId` but `keep`; returns the ids revoked. */
+  async revokeOthers(userId: string, keep: string, at: string, events: SessionEvents = none): Promise<string[]> {
+    return this.db.transaction().execute((trx) => revokeAndRecord(trx, userId, at, { except: keep }, events));
+  }
+
+  /**
+   * Sets a user's password hash and revokes every other session of theirs in one transaction: a
+   * password changed because it leaked must never leave a session opened with it alive.
+   */
+  async replacePassword(userId: string, passwordHash: string, keep: string, at: string, events: SessionEvents = none): Promise<string[]> {
+    return this.db.transaction().execute(async (trx) => {
+      await trx.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', userId).execute();
+      return revokeAndRecord(trx, userId, at, { except: keep }, events);
+    });
+  }
+
+  /** Records when sessions were last used; never moves a time backwards. */
+  async recordUsage(uses: ReadonlyMap<string, string>): Promise<void> {
+    if (uses.size === 0) return;
+    await this.db.transaction().execute(async (trx) => {
+      for (const [id, at] of uses) {
+        await trx
+          .updateTable('sessions')
+          .set({ last_used_at: at })
+          .where('id', '=', id)
+          .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
+          .execute();
+      }
     });
   }
 

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf } from '../api/route.js';
-import { IdParams, Label, NullableTimestamp, ScopeNames, Timestamp, Uuid } from '../api/schemas.js';
+import { AllowedCidrs, IdParams, Label, NullableTimestamp, ScopeNames, Timestamp, Uuid } from '../api/schemas.js';
 import type { ScopeCatalogue } from '../scopes/catalogue.js';
 import { requestedScopes } from '../scopes/routes.js';
 import { TOKEN_SHAPE } from './format.js';
@@ -15,7 +15,15 @@ const createTokenBody = (catalogue: ScopeCatalogue) =>
     {
       name: Type.String({ maxLength: 1000, description: '1 to 100 characters after trimming.', examples: ['deploy script'] }),
       scopes: Type.Optional(requestedScopes(catalogue, 'api_token', 'Omitted means none: the token can call GET /api/me only.')),
-      expires_at: Type.Optional(Type.String({ format: 'date-time', maxLength: 64, description: 'ISO 8601, in the future. Omitted means no expiry.', examples: ['2027-01-01T00:00:00Z'] })),
+      expires_at: Type.Optional(
+        Type.String({
+          format: 'date-time',
+          maxLength: 64,
+          description: 'ISO 8601, in the future. Omitted means no expiry, unless the server sets a maximum lifetime (TOKEN_MAX_LIFETIME_DAYS): then it is required and within it.',
+          examples: ['2027-01-01T00:00:00Z'],
+        }),
+      ),
+      allowed_cidrs: Type.Optional(AllowedCidrs),
     },
     { additionalProperties: false },
   );
@@ -32,6 +40,7 @@ const CreatedToken = Type.Object(
     scopes: ScopeNames,
     created_at: Timestamp,
     expires_at: NullableTimestamp,
+    allowed_cidrs: Type.Union([AllowedCidrs, Type.Null()], { description: 'The networks the token may be used from; null for anywhere.' }),
   },
   { additionalProperties: false },
 );
@@ -81,6 +90,7 @@ export function tokenRoutes(app: Http, tokens: TokenService, catalogue: ScopeCat
         scopes: [...token.scopes],
         created_at: token.createdAt,
         expires_at: token.expiresAt,
+        allowed_cidrs: token.allowedCidrs && [...token.allowedCidrs],
       });
     },
   });

@@ -5,10 +5,18 @@ import { type Clock, iso } from '../clock.js';
 import { notFound, validationFailed, type FieldError } from '../errors.js';
 import { isUuid } from '../lib/ids.js';
 import { cleanLabel } from '../lib/text.js';
+import { parseCidrs } from './cidrs.js';
+import { creationExpiry, NO_POLICY, type TokenPolicy } from './policy.js';
 import { generateToken, tokenDigest, tokenHint, type TokenKind } from './format.js';
 import type { ScopeCatalogue } from '../scopes/catalogue.js';
 import type { NewToken, RevokedToken, TokenRecord, TokenStore } from './store.js';
 import type { UsageRecorder } from './usage.js';
+
+/** A token as this instance knows it: the store's record with this instance's unflushed last use. */
+export function withPendingUse<T extends TokenRecord>(token: T, usage: UsageRecorder): T {
+  const pending = usage.pendingUse(token.id);
+  return pending !== null && (token.lastUsedAt === null || pending.at > token.lastUsedAt) ? { ...token, lastUsedAt: pending.at } : token;
+}
 
 /** A freshly minted token: the value (shown once) and the record to store. */
 export interface MintedToken {
@@ -19,7 +27,15 @@ export interface MintedToken {
 /** Creates a token value and its stored record; the value itself is never stored. */
 export function mintToken(
   kind: TokenKind,
-  fields: { userId: string; appId: string | null; name: string; scopes: readonly string[]; createdAt: string; expiresAt: string | null },
+  fields: {
+    userId: string;
+    appId: string | null;
+    name: string;
+    scopes: readonly string[];
+    createdAt: string;
+    expiresAt: string | null;
+    allowedCidrs: readonly string[] | null;
+  },
 ): MintedToken {
   const value = generateToken(kind);
   return {
@@ -36,7 +52,15 @@ export interface CreateApiTokenInput {
   readonly name: string;
   readonly scopes?: readonly string[] | undefined;
   readonly expires_at?: string | undefined;
+  readonly allowed_cidrs?: readonly string[] | undefined;
 }
+
+/** The allow-list a creation asks for, in stored form (null for none), or what is wrong with it. */
+export function requestedCidrs(list: readonly string[] | undefined): readonly string[] | null | FieldError {
+  return list === undefined ? null : parseCidrs(list);
+}
+
+export const isFieldError = (value: unknown): value is FieldError => typeof value === 'object' && value !== null && 'field' in value;
 
 /** Rules for API tokens. */
 export class TokenService {
@@ -46,6 +70,7 @@ export class TokenService {
     private readonly feed: ChangeFeed,
     private readonly clock: Clock,
     private readonly catalogue: ScopeCatalogue,
+    private readonly policy: TokenPolicy = NO_POLICY,
   ) {}
 
   async createApiToken(userId: string, input: CreateApiTokenInput, context: RequestContext): Promise<{ value: string; token: TokenRecord }> {
@@ -53,10 +78,12 @@ export class TokenService {
     const errors: FieldError[] = [];
     const name = cleanLabel(input.name, 'name', 100);
     if (typeof name !== 'string') errors.push(name);
-    const expiresAt = input.expires_at === undefined ? null : Date.parse(input.expires_at);
-    if (expiresAt !== null && !(expiresAt > now)) errors.push({ field: 'expires_at', message: 'must be in the future' });
+    const expiresAt = creationExpiry(input.expires_at === undefined ? null : Date.parse(input.expires_at), now, this.policy, 'expires_at');
+    if (isFieldError(expiresAt)) errors.push(expiresAt);
+    const allowedCidrs = requestedCidrs(input.allowed_cidrs);
+    if (isFieldError(allowedCidrs)) errors.push(allowedCidrs);
     errors.push(...this.catalogue.check('api_token', input.scopes));
-    if (typeof name !== 'string' || errors.length > 0) throw validationFailed(errors);
+    if (typeof name !== 'string' || isFieldError(expiresAt) || isFieldError(allowedCidrs) || errors.length > 0) throw validationFailed(errors);
 
     const { value, record } = mintToken('api', {
       userId,
@@ -65,19 +92,17 @@ export class TokenService {
       scopes: [...new Set(input.scopes ?? [])].sort(),
       createdAt: iso(now),
       expiresAt: expiresAt === null ? null : iso(expiresAt),
+      allowedCidrs,
     });
     const details = { token_type: 'api_token', name: record.name, scopes: record.scopes, expires_at: record.expiresAt };
     await this.store.insert(record, auditEvent({ type: 'token.created', userId, subject: { type: 'token', id: record.id }, details }, context, now));
-    return { value, token: { ...record, lastUsedAt: null } };
+    return { value, token: { ...record, lastUsedAt: null, replacedBy: null } };
   }
 
   /** The caller's active API tokens, newest first, with this instance's unflushed last uses. */
   async listApiTokens(userId: string): Promise<TokenRecord[]> {
     const tokens = await this.store.listActive(userId, 'api', iso(this.clock.now()));
-    return tokens.map((t) => {
-      const pending = this.usage.pendingUse(t.id);
-      return pending !== null && (t.lastUsedAt === null || pending > t.lastUsedAt) ? { ...t, lastUsedAt: pending } : t;
-    });
+    return tokens.map((t) => withPendingUse(t, this.usage));
   }
 
   /**

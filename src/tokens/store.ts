@@ -17,14 +17,20 @@ export interface TokenRecord {
   readonly createdAt: string;
   readonly expiresAt: string | null;
   readonly lastUsedAt: string | null;
+  /** The networks the token may be used from (`address/prefix`); null for anywhere. */
+  readonly allowedCidrs: readonly string[] | null;
+  /** The token that replaced this one by rotation, while this one lives out its grace. */
+  readonly replacedBy: string | null;
 }
 
-export interface NewToken extends Omit<TokenRecord, 'lastUsedAt'> {
+export interface NewToken extends Omit<TokenRecord, 'lastUsedAt' | 'replacedBy'> {
   readonly digest: string;
 }
 
 /** What a revocation's audit event is told of the token it revoked. */
 export interface RevokedToken {
+  readonly id: string;
+  readonly userId: string;
   readonly kind: TokenKind;
   readonly appId: string | null;
 }
@@ -37,9 +43,12 @@ export interface TokenLookup {
   readonly app: { readonly id: string; readonly name: string } | null;
 }
 
-type TokenRow = Pick<TokensTable, 'id' | 'kind' | 'user_id' | 'app_id' | 'name' | 'scopes' | 'hint' | 'created_at' | 'expires_at' | 'last_used_at'>;
+type TokenRow = Pick<
+  TokensTable,
+  'id' | 'kind' | 'user_id' | 'app_id' | 'name' | 'scopes' | 'hint' | 'created_at' | 'expires_at' | 'last_used_at' | 'allowed_cidrs' | 'replaced_by'
+>;
 
-const TOKEN_COLUMNS = [
+export const TOKEN_COLUMNS = [
   'tokens.id',
   'tokens.kind',
   'tokens.user_id',
@@ -50,9 +59,11 @@ const TOKEN_COLUMNS = [
   'tokens.created_at',
   'tokens.expires_at',
   'tokens.last_used_at',
+  'tokens.allowed_cidrs',
+  'tokens.replaced_by',
 ] as const;
 
-function toRecord(row: TokenRow): TokenRecord {
+export function toRecord(row: TokenRow): TokenRecord {
   return {
     id: row.id,
     kind: row.kind,
@@ -64,6 +75,8 @@ function toRecord(row: TokenRow): TokenRecord {
     createdAt: row.created_at,
     expiresAt: row.expires_at,
     lastUsedAt: row.last_used_at,
+    allowedCidrs: row.allowed_cidrs === null ? null : (JSON.parse(row.allowed_cidrs) as string[]),
+    replacedBy: row.replaced_by,
   };
 }
 
@@ -82,8 +95,29 @@ export async function insertToken(trx: Kysely<Tables> | Transaction<Tables>, tok
       hint: token.hint,
       created_at: token.createdAt,
       expires_at: token.expiresAt,
+      allowed_cidrs: token.allowedCidrs === null ? null : JSON.stringify(token.allowedCidrs),
     })
     .execute();
+}
+
+/**
+ * Revokes one unrevoked token (of `ownerId` when given) inside the caller's transaction and records
+ * `token.revoked` in the change log with it. Undefined when there was nothing to revoke.
+ */
+export async function revokeIn(trx: Transaction<Tables>, id: string, at: string, ownerId: string | null): Promise<RevokedToken | undefined> {
+  const revoked = await trx
+    .updateTable('tokens')
+    .set({ revoked_at: at })
+    .where('id', '=', id)
+    .$if(ownerId !== null, (q) => q.where('user_id', '=', ownerId ?? ''))
+    .where('revoked_at', 'is', null)
+    .returning(['kind', 'app_id', 'user_id'])
+    .executeTakeFirst();
+  if (!revoked) return undefined;
+  const tokenType = revoked.kind === 'api' ? 'api_token' : 'app_token';
+  const data = { token_id: id, token_type: tokenType, user_id: revoked.user_id, ...(revoked.app_id === null ? {} : { app_id: revoked.app_id }) } as const;
+  await recordChange(trx, 'token', id, at, { type: 'token.revoked', data });
+  return { id, kind: revoked.kind, appId: revoked.app_id, userId: revoked.user_id };
 }
 
 /** SQL for API and app tokens. */
@@ -169,35 +203,44 @@ export class TokenStore {
    */
   async revoke(id: string, userId: string, at: string, audit?: (revoked: RevokedToken) => AuditEvent): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
-      const revoked = await trx
-        .updateTable('tokens')
-        .set({ revoked_at: at })
-        .where('id', '=', id)
-        .where('user_id', '=', userId)
-        .where('revoked_at', 'is', null)
-        .returning(['kind', 'app_id'])
-        .executeTakeFirst();
-      if (!revoked) return false;
-      const tokenType = revoked.kind === 'api' ? 'api_token' : 'app_token';
-      const data = { token_id: id, token_type: tokenType, user_id: userId, ...(revoked.app_id === null ? {} : { app_id: revoked.app_id }) } as const;
-      await recordChange(trx, 'token', id, at, { type: 'token.revoked', data });
-      if (audit) await recordAudit(trx, audit({ kind: revoked.kind, appId: revoked.app_id }));
-      return true;
+      const revoked = await revokeIn(trx, id, at, userId);
+      if (revoked && audit) await recordAudit(trx, audit(revoked));
+      return revoked !== undefined;
     });
   }
 
-  /** Writes coalesced last-use times in one transaction; never moves a time backwards. */
-  async recordUsage(uses: ReadonlyMap<string, string>): Promise<void> {
+  /**
+   * Writes coalesced uses in one transaction: the newest time and address of each token (never
+   * moving a time backwards) and the scopes it exercised, added to its set (a token deleted
+   * meanwhile adds nothing).
+   */
+  async recordUsage(uses: ReadonlyMap<string, TokenUse>): Promise<void> {
     if (uses.size === 0) return;
     await this.db.transaction().execute(async (trx) => {
-      for (const [id, at] of uses) {
+      for (const [id, use] of uses) {
         await trx
           .updateTable('tokens')
-          .set({ last_used_at: at })
+          .set({ last_used_at: use.at, ...(use.address === null ? {} : { last_used_ip: use.address }) })
           .where('id', '=', id)
-          .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
+          .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', use.at)]))
           .execute();
+        for (const scope of use.scopes) {
+          await trx
+            .insertInto('token_scope_uses')
+            .columns(['token_id', 'scope'])
+            .expression((eb) => eb.selectFrom('tokens').select(['tokens.id', eb.val(scope).as('scope')]).where('tokens.id', '=', id))
+            .onConflict((oc) => oc.doNothing())
+            .execute();
+        }
       }
     });
   }
+}
+
+/** What one flush records of a token: its last use (time, client address) and the scopes it exercised. */
+export interface TokenUse {
+  readonly at: string;
+  /** Null when the last use came without a client address (introspection by a platform service). */
+  readonly address: string | null;
+  readonly scopes: readonly string[];
 }

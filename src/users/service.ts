@@ -45,7 +45,7 @@ export class UserService {
     if (!USERNAME.test(username)) {
       errors.push({ field: 'username', message: 'must be 3 to 39 characters of letters, digits, - and _' });
     }
-    const passwordError = checkPassword(password, { ...this.policy, email, username });
+    const passwordError = this.checkPassword(password, { email, username });
     if (passwordError) errors.push(passwordError);
     if (errors.length > 0) throw validationFailed(errors);
 
@@ -68,6 +68,11 @@ export class UserService {
       throw error;
     }
     return user;
+  }
+
+  /** What is wrong with a normalized password for the account of `email` and `username`, or null. */
+  checkPassword(password: string, account: { readonly email: string; readonly username: string }): FieldError | null {
+    return checkPassword(password, { ...this.policy, email: account.email, username: account.username });
   }
 
   list(): Promise<User[]> {

@@ -75,8 +75,18 @@ export class UserStore {
     return rows.map(toUser);
   }
 
-  async updatePasswordHash(id: string, passwordHash: string): Promise<void> {
-    await this.db.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', id).execute();
+  /**
+   * Replaces the password hash, only while it is still `previous`: an upgrade of the hash at login
+   * must never undo a password change that committed meanwhile. False when it was not.
+   */
+  async upgradePasswordHash(id: string, passwordHash: string, previous: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable('users')
+      .set({ password_hash: passwordHash })
+      .where('id', '=', id)
+      .where('password_hash', '=', previous)
+      .executeTakeFirst();
+    return result.numUpdatedRows === 1n;
   }
 
   /** Deletes the user; sessions, apps and tokens go with it (foreign keys cascade). */

@@ -23,12 +23,13 @@ export function flip(s: string, i: number): string {
 }
 
 /** A JSON request with the right content type. */
-export function json(t: TestApp, method: 'POST' | 'DELETE' | 'GET', url: string, body?: unknown, token?: string) {
+export function json(t: TestApp, method: 'POST' | 'PATCH' | 'DELETE' | 'GET', url: string, body?: unknown, token?: string, remoteAddress?: string) {
   return t.inject({
     method,
     url,
     headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...(token ? bearer(token) : {}) },
     ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+    ...(remoteAddress === undefined ? {} : { remoteAddress }),
   });
 }
 

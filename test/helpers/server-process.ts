@@ -184,7 +184,7 @@ export interface HttpResult {
 /** One JSON request over real HTTP. */
 export async function request(
   baseUrl: string,
-  method: 'GET' | 'POST' | 'DELETE',
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
   path: string,
   options: { body?: unknown; token?: string } = {},
 ): Promise<HttpResult> {

@@ -30,6 +30,7 @@ describe('API tokens', () => {
         scopes: ['apps:read', 'tokens:read'],
         created_at: expect.stringMatching(ISO_Z),
         expires_at: null,
+        allowed_cidrs: null,
       });
       expect(body.created_at).toBe(new Date(clock.now()).toISOString());
     });

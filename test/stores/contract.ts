@@ -153,8 +153,8 @@ export function storeContract(name: string, harness: () => StoreHarness): void {
         const user = await newUser();
         const token = newToken(user.id);
         await tokens.insert(token);
-        await tokens.recordUsage(new Map([[token.id, at(20)]]));
-        await tokens.recordUsage(new Map([[token.id, at(10)]]));
+        await tokens.recordUsage(new Map([[token.id, { at: at(20), address: '203.0.113.20', scopes: [] }]]));
+        await tokens.recordUsage(new Map([[token.id, { at: at(10), address: '203.0.113.10', scopes: [] }]]));
         expect((await tokens.findByDigest(token.digest))?.token.lastUsedAt).toBe(at(20));
       });
 

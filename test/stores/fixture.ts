@@ -7,6 +7,7 @@ import { migrateToLatest } from '../../src/db/migrate.js';
 import { KeyStore } from '../../src/keys/store.js';
 import { ServiceCredentialStore } from '../../src/services/store.js';
 import { SessionStore } from '../../src/sessions/store.js';
+import { TokenLifecycleStore } from '../../src/tokens/lifecycle-store.js';
 import { type NewToken, TokenStore } from '../../src/tokens/store.js';
 import { UserStore } from '../../src/users/store.js';
 
@@ -27,6 +28,7 @@ export interface Stores {
   readonly changes: ChangeStore;
   readonly services: ServiceCredentialStore;
   readonly audit: AuditStore;
+  readonly lifecycle: TokenLifecycleStore;
 }
 
 export async function openStores(harness: StoreHarness): Promise<Stores> {
@@ -43,6 +45,7 @@ export async function openStores(harness: StoreHarness): Promise<Stores> {
     changes: new ChangeStore(db),
     services: new ServiceCredentialStore(db),
     audit: new AuditStore(db),
+    lifecycle: new TokenLifecycleStore(db),
   };
 }
 
@@ -68,5 +71,6 @@ export const newToken = (userId: string, overrides: Partial<NewToken> = {}): New
   digest: randomUUID(),
   createdAt: at(1),
   expiresAt: null,
+  allowedCidrs: null,
   ...overrides,
 });

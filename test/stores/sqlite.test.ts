@@ -5,7 +5,9 @@ import { openDatabase } from '../../src/db/database.js';
 import { tempDir } from '../helpers/app.js';
 import { type StoreHarness, storeContract } from './contract.js';
 import { auditStoreContract } from './audit-contract.js';
+import { lifecycleStoreContract } from './lifecycle-contract.js';
 import { platformStoreContract } from './platform-contract.js';
+import { sessionStoreContract } from './session-contract.js';
 
 const sqlite = (): StoreHarness => {
   const dir = tempDir();
@@ -18,6 +20,8 @@ const sqlite = (): StoreHarness => {
 storeContract('SQLite', sqlite);
 platformStoreContract('SQLite', sqlite);
 auditStoreContract('SQLite', sqlite);
+sessionStoreContract('SQLite', sqlite);
+lifecycleStoreContract('SQLite', sqlite);
 
 describe('SQLite connection settings', () => {
   it.each([2048, 65536])('sizes the page cache from SQLITE_CACHE_KIB (%i KiB), not the driver default', async (cacheKiB) => {

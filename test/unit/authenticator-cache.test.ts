@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Authenticator } from '../../src/auth/authenticator.js';
 import { UserTokens } from '../../src/auth/jwt.js';
+import { LastUseRecorder } from '../../src/lib/last-use.js';
 import { SessionStore } from '../../src/sessions/store.js';
 import { ServiceCredentialStore } from '../../src/services/store.js';
 import { TokenStore } from '../../src/tokens/store.js';
@@ -31,6 +32,7 @@ describe('the opaque-token cache under eviction', () => {
       users: new UserStore(db),
       userTokens: new UserTokens(t.services.keys, t.config.jwt),
       usage: new UsageRecorder(tokens, 60_000, () => undefined),
+      sessionUsage: new LastUseRecorder(async () => {}, 60_000, () => undefined),
       clock: t.services.clock,
       cacheSize: 2,
     });
@@ -41,9 +43,9 @@ describe('the opaque-token cache under eviction', () => {
     const user = await signup(t);
     const created: CreatedApiToken[] = [];
     for (let i = 0; i < 5; i++) created.push(await createApiToken(t, user.jwt, { name: `cache ${i}` }));
-    for (const { token } of created) await authenticator.authenticate(token);
+    for (const { token } of created) await authenticator.authenticate(token, '127.0.0.1');
     // The last two are cached (a cache hit answers without waiting); the first three were pushed out.
-    for (const { token } of created.slice(-2)) expect(authenticator.authenticate(token)).not.toBeInstanceOf(Promise);
+    for (const { token } of created.slice(-2)) expect(authenticator.authenticate(token, '127.0.0.1')).not.toBeInstanceOf(Promise);
 
     for (const { id } of created) {
       expect((await json(t, 'DELETE', `/api/tokens/${id}`, undefined, user.jwt)).statusCode).toBe(204);
@@ -52,7 +54,7 @@ describe('the opaque-token cache under eviction', () => {
     }
     // The two cached last first: a stale entry would still answer for them.
     for (const { token } of created.reverse()) {
-      await expect(Promise.resolve().then(() => authenticator.authenticate(token))).rejects.toMatchObject({ code: 'invalid_token' });
+      await expect(Promise.resolve().then(() => authenticator.authenticate(token, '127.0.0.1'))).rejects.toMatchObject({ code: 'invalid_token' });
     }
   });
 });
@@ -72,13 +74,13 @@ describe('the verified-JWT cache', () => {
     const { authenticator } = t.services;
     const victim = await signup(t);
     const other = await signup(t);
-    expect(await authenticator.authenticate(victim.jwt)).toMatchObject({ user: { id: victim.id } });
+    expect(await authenticator.authenticate(victim.jwt, '127.0.0.1')).toMatchObject({ user: { id: victim.id } });
 
     const { header, payload, signature } = split(victim.jwt);
     const forged = assemble(header, { ...payload, sub: other.id }, signature);
     expect(forged.slice(-16)).toBe(victim.jwt.slice(-16));
-    await expect(Promise.resolve().then(() => authenticator.authenticate(forged))).rejects.toMatchObject({ code: 'invalid_token' });
+    await expect(Promise.resolve().then(() => authenticator.authenticate(forged, '127.0.0.1'))).rejects.toMatchObject({ code: 'invalid_token' });
     // The refusal did not replace the real token's entry.
-    expect(await authenticator.authenticate(victim.jwt)).toMatchObject({ user: { id: victim.id } });
+    expect(await authenticator.authenticate(victim.jwt, '127.0.0.1')).toMatchObject({ user: { id: victim.id } });
   });
 });

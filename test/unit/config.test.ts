@@ -53,7 +53,16 @@ describe('configuration', () => {
     [{ EVENTS_HEARTBEAT_MS: '999' }, /EVENTS_HEARTBEAT_MS/],
     [{ EVENTS_STREAMS_PER_CREDENTIAL: '0' }, /EVENTS_STREAMS_PER_CREDENTIAL/],
     [{ RATE_LIMIT_SERVICE: 'lots' }, /RATE_LIMIT_SERVICE/],
+    [{ TOKEN_MAX_LIFETIME_DAYS: '0' }, /TOKEN_MAX_LIFETIME_DAYS/],
+    [{ TOKEN_MAX_LIFETIME_DAYS: '90d' }, /TOKEN_MAX_LIFETIME_DAYS/],
+    [{ TOKEN_IDLE_REVOKE_DAYS: '0' }, /TOKEN_IDLE_REVOKE_DAYS/],
+    [{ TOKEN_IDLE_REVOKE_DAYS: '-5' }, /TOKEN_IDLE_REVOKE_DAYS/],
   ])('refuses %o with a message naming the variable', (env, name) => {
     expect(() => loadConfig(env)).toThrow(name);
+  });
+
+  it('token policies are off unless set, and read as whole days when set', () => {
+    expect(loadConfig({}).tokens).toEqual({ maxLifetimeDays: null, idleRevokeDays: null });
+    expect(loadConfig({ TOKEN_MAX_LIFETIME_DAYS: '90', TOKEN_IDLE_REVOKE_DAYS: ' 30 ' }).tokens).toEqual({ maxLifetimeDays: 90, idleRevokeDays: 30 });
   });
 });

@@ -26,7 +26,7 @@ describe('last-used flushes after a failed one', () => {
       throw new Error('the reporter failed too');
     });
     const usedAt = t.services.clock.now();
-    recorder.record(id, usedAt);
+    recorder.record(id, usedAt, '203.0.113.5');
 
     await sql`pragma query_only = on`.execute(db);
     await expect(recorder.flush()).rejects.toThrow('the reporter failed too');

@@ -31,6 +31,21 @@ export interface CreatedApiToken {
   readonly scopes: readonly string[];
   readonly created_at: string;
   readonly expires_at: string | null;
+  readonly allowed_cidrs: readonly string[] | null;
+}
+
+/** One token with what it has done: GET /api/tokens/{id}. */
+export interface TokenDetail extends ApiToken {
+  readonly type: 'api_token' | 'app_token';
+  readonly allowed_cidrs: readonly string[] | null;
+  readonly last_used_ip: string | null;
+  readonly scopes_used: readonly string[];
+}
+
+/** The new token of a rotation, of the same kind as the one it replaces. */
+export interface RotatedToken extends CreatedApiToken {
+  readonly type: 'api_token' | 'app_token';
+  readonly replaces: string;
 }
 
 export interface App {
@@ -49,6 +64,16 @@ export interface IssuedAppToken {
   readonly token: string;
   readonly token_id: string;
   readonly created_at: string;
+}
+
+/** A session of the signed-in user: one per login or signup still active. */
+export interface UserSession {
+  readonly id: string;
+  readonly created_at: string;
+  readonly last_used_at: string | null;
+  readonly ip: string | null;
+  readonly user_agent: string | null;
+  readonly current: boolean;
 }
 
 /** The token types a scope may be given to. */
@@ -114,7 +139,7 @@ async function toApiError(response: Response): Promise<ApiError> {
   );
 }
 
-async function call<T>(method: 'GET' | 'POST' | 'DELETE', path: string, token: string | null, body?: unknown): Promise<T> {
+async function call<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, token: string | null, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (token !== null) headers.authorization = `Bearer ${token}`;
@@ -145,8 +170,14 @@ export const login = (input: { email: string; password: string }) => call<Sessio
 export const logout = (jwt: string) => call<undefined>('POST', '/api/auth/logout', jwt);
 
 export const listTokens = (jwt: string) => call<{ tokens: ApiToken[] }>('GET', '/api/tokens', jwt);
-export const createToken = (jwt: string, input: { name: string; scopes: string[]; expires_at?: string }) =>
+export const createToken = (jwt: string, input: { name: string; scopes: string[]; expires_at?: string; allowed_cidrs?: string[] }) =>
   call<CreatedApiToken>('POST', '/api/tokens', jwt, input);
+export const getToken = (jwt: string, tokenId: string) => call<TokenDetail>('GET', `/api/tokens/${id(tokenId)}`, jwt);
+/** Renames or narrows a token: scopes and networks may only shrink. */
+export const updateToken = (jwt: string, tokenId: string, input: { name?: string; scopes?: string[]; allowed_cidrs?: string[] }) =>
+  call<TokenDetail>('PATCH', `/api/tokens/${id(tokenId)}`, jwt, input);
+export const rotateToken = (jwt: string, tokenId: string, graceSeconds: number) =>
+  call<RotatedToken>('POST', `/api/tokens/${id(tokenId)}/rotate`, jwt, { grace_seconds: graceSeconds });
 /** Revokes an API token or an app token of one of the caller's apps. */
 export const revokeToken = (jwt: string, tokenId: string) => call<undefined>('DELETE', `/api/tokens/${id(tokenId)}`, jwt);
 
@@ -156,6 +187,14 @@ export const deleteApp = (jwt: string, appId: string) => call<undefined>('DELETE
 /** Without scopes, no body at all: a token that can call GET /api/me and read its own app. */
 export const issueAppToken = (jwt: string, appId: string, scopes: readonly string[] = []) =>
   call<IssuedAppToken>('POST', `/api/apps/${id(appId)}/tokens`, jwt, scopes.length > 0 ? { scopes } : undefined);
+
+export const changePassword = (jwt: string, input: { current_password: string; new_password: string }) =>
+  call<undefined>('POST', '/api/auth/password', jwt, input);
+export const listSessions = (jwt: string) => call<{ sessions: UserSession[] }>('GET', '/api/auth/sessions', jwt);
+export const revokeSession = (jwt: string, sessionId: string) => call<undefined>('DELETE', `/api/auth/sessions/${id(sessionId)}`, jwt);
+export const revokeOtherSessions = (jwt: string) => call<undefined>('DELETE', '/api/auth/sessions', jwt);
+/** Deletes the account with everything it owns; the password confirms it. */
+export const deleteAccount = (jwt: string, password: string) => call<undefined>('DELETE', '/api/me', jwt, { password });
 
 /** Every scope a token can carry, with what it grants: needs no token. */
 export const listScopes = () => call<{ scopes: ScopeInfo[] }>('GET', '/api/scopes', null);

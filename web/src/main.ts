@@ -3,13 +3,14 @@ import { byId, focusHeading } from './dom.js';
 import { forgetAllIssued } from './issued-tokens.js';
 import { clearNotices, notify } from './notices.js';
 import { currentSession, endSession, onSessionEnded, restoreSession, startSession } from './session.js';
+import { accountView } from './views/account.js';
 import { appsView } from './views/apps.js';
 import { loginView, signupView } from './views/auth.js';
 import { tokensView } from './views/tokens.js';
 import type { View } from './views/view.js';
 
 /*
- * The Developers page. Screens are chosen by the URL fragment (#tokens, #apps, #login, #signup),
+ * The Developers page. Screens are chosen by the URL fragment (#tokens, #apps, #account, #login, #signup),
  * which never carries anything secret; the user token lives in session.ts only.
  */
 
@@ -21,6 +22,9 @@ const who = byId('who', HTMLSpanElement);
 const logoutButton = byId('logout', HTMLButtonElement);
 
 const route = (): string => location.hash.replace(/^#\/?/, '');
+/** The screens of a signed-in person; the first is where an unknown fragment leads. */
+const SCREENS = ['tokens', 'apps', 'account'] as const;
+const screenOf = (name: string): (typeof SCREENS)[number] => SCREENS.find((s) => s === name) ?? 'tokens';
 
 function render(focus: boolean): void {
   const session = currentSession();
@@ -31,8 +35,8 @@ function render(focus: boolean): void {
     view = route() === 'signup' ? signupView(signedIn) : loginView(signedIn);
   } else {
     who.textContent = session.user.username;
-    const screen = route() === 'apps' ? 'apps' : 'tokens';
-    view = screen === 'apps' ? appsView(session.user.id) : tokensView();
+    const screen = screenOf(route());
+    view = screen === 'apps' ? appsView(session.user.id) : screen === 'account' ? accountView(session.user, accountDeleted) : tokensView();
     for (const link of nav.querySelectorAll('a')) {
       if (link.getAttribute('href') === `#${screen}`) link.setAttribute('aria-current', 'page');
       else link.removeAttribute('aria-current');
@@ -53,8 +57,16 @@ function navigate(screen: string): void {
 function signedIn(grant: api.SessionGrant): void {
   startSession(grant);
   clearNotices();
-  const screen = route();
-  navigate(screen === 'apps' ? 'apps' : 'tokens');
+  navigate(screenOf(route()));
+}
+
+/** After DELETE /api/me: nothing of the account is left to keep in this tab. */
+function accountDeleted(): void {
+  const session = currentSession();
+  if (session !== null) forgetAllIssued(session.user.id);
+  endSession();
+  render(true);
+  notify('success', 'Your account has been deleted, with its tokens, apps and sessions.');
 }
 
 async function logout(): Promise<void> {

@@ -90,6 +90,8 @@ function expire(): void {
 /**
  * Runs an API call with the user's token. A 401 means the session is over (expired, logged out in
  * another tab, revoked): the page returns to the login screen and the caller gets SessionEnded.
+ * A wrong password on the account screen is a 401 too (`invalid_credentials`), but the session
+ * is fine: the caller gets that error to show.
  */
 export async function authed<T>(call: (jwt: string) => Promise<T>): Promise<T> {
   const session = current;
@@ -97,7 +99,7 @@ export async function authed<T>(call: (jwt: string) => Promise<T>): Promise<T> {
   try {
     return await call(session.jwt);
   } catch (error) {
-    if (error instanceof ApiError && error.status === 401) {
+    if (error instanceof ApiError && error.status === 401 && error.code !== 'invalid_credentials') {
       if (current === session) expire();
       throw new SessionEnded();
     }

@@ -8,6 +8,7 @@ import { scopeChips, scopePicker } from '../scope-picker.js';
 import { secretPanel } from '../secret.js';
 import { authed, SessionEnded } from '../session.js';
 import { disclosure, listState, meta, pageHead, timeOf } from './parts.js';
+import { tokenDetails } from './token-detail.js';
 import type { View } from './view.js';
 
 const DAY = 24 * 3600 * 1000;
@@ -92,9 +93,16 @@ export function tokensView(): View {
   const name = textField({ label: 'Name', name: 'name', required: true, maxlength: 100, hint: 'What it is for, e.g. “deploy script” or “laptop CLI”.' });
   const scopes = scopePicker('api_token', 'Scopes', 'Grant only what the token needs. With no scope it can only tell who it belongs to (GET /api/me).');
   const expiry = expiryField();
+  const networks = textField({
+    label: 'Networks',
+    name: 'allowed_cidrs',
+    multiline: true,
+    spellcheck: false,
+    hint: 'One IPv4 or IPv6 network per line, e.g. 203.0.113.0/24; the token is refused from anywhere else. Empty: any address.',
+  });
   const submit = h('button', { type: 'submit', class: 'button button-primary' }, 'Create token');
   const cancel = h('button', { type: 'button', class: 'button button-quiet' }, 'Cancel');
-  const form = h('form', { class: 'stack' }, name.element, scopes.element, expiry.element, h('div', { class: 'actions' }, submit, cancel));
+  const form = h('form', { class: 'stack' }, name.element, scopes.element, expiry.element, networks.element, h('div', { class: 'actions' }, submit, cancel));
   const formCard = h('section', { class: 'card', 'aria-label': 'New API token' }, h('h2', {}, 'New API token'), form);
   const toggle = disclosure(newButton, formCard);
   cancel.addEventListener('click', () => {
@@ -133,6 +141,18 @@ export function tokensView(): View {
     focusHeading(listHeading);
   };
 
+  const showRotated = (rotated: api.RotatedToken) => {
+    const panel = secretPanel({
+      title: `New value for “${rotated.name}”`,
+      label: 'New API token value',
+      value: rotated.token,
+      details: h('p', { class: 'muted small' }, 'Same scopes and networks. Replace the old value wherever it is used.'),
+      onDone: () => focusHeading(listHeading),
+    });
+    replace(secretSlot, panel);
+    panel.querySelector('h2')?.focus();
+  };
+
   function tokenItem(token: api.ApiToken): HTMLLIElement {
     const button = h('button', { type: 'button', class: 'button button-danger-quiet' }, 'Revoke', srOnly(` token ${token.name}`));
     button.addEventListener('click', () => void revoke(token));
@@ -151,12 +171,13 @@ export function tokensView(): View {
           meta('Last used', token.last_used_at === null ? 'Never' : timeOf(token.last_used_at, fromNow(token.last_used_at))),
           meta('Expires', expiryText(token.expires_at)),
         ),
+        tokenDetails(token, { changed: refresh, showRotated }),
       ),
       h('div', { class: 'item-actions' }, button),
     );
   }
 
-  const controller = new FormController(form, { name, scopes, expires_at: expiry }, submit);
+  const controller = new FormController(form, { name, scopes, expires_at: expiry, allowed_cidrs: networks }, submit);
   controller.onSubmit('Creating…', async () => {
     const expiresAt = expiry.value();
     const ok = controller.check({
@@ -164,8 +185,14 @@ export function tokensView(): View {
       expires_at: expiresAt === null ? 'Pick a date, or choose another expiration.' : null,
     });
     if (!ok || expiresAt === null) return;
+    const cidrs = networks.value.split(/[\s,]+/).filter((c) => c !== '');
     const created = await authed((jwt) =>
-      api.createToken(jwt, { name: name.value, scopes: scopes.value(), ...(expiresAt === undefined ? {} : { expires_at: expiresAt }) }),
+      api.createToken(jwt, {
+        name: name.value,
+        scopes: scopes.value(),
+        ...(expiresAt === undefined ? {} : { expires_at: expiresAt }),
+        ...(cidrs.length === 0 ? {} : { allowed_cidrs: cidrs }),
+      }),
     );
     form.reset();
     expiry.element.querySelector('select')?.dispatchEvent(new Event('change'));

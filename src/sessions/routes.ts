@@ -1,0 +1,143 @@
+import { Type } from 'typebox';
+import { operation } from '../api/operation.js';
+import { type Http, principalOf } from '../api/route.js';
+import { IdParams, NullableTimestamp, Timestamp, Uuid } from '../api/schemas.js';
+import { MAX_USER_AGENT } from '../auth/service.js';
+import type { AccountSecurity, SessionView } from './service.js';
+
+/** What a password field accepts: the policy (checked by the service) bounds it far below this. */
+const Password = Type.String({ maxLength: 4096, examples: ['correct horse battery staple'] });
+
+const PasswordChange = Type.Object(
+  {
+    current_password: Type.String({ ...Password, description: 'The password in use now.' }),
+    new_password: Type.String({
+      ...Password,
+      description: 'The same rules as at signup: at least 15 characters by default, at most 1024 bytes, not a common password.',
+      examples: ['a new and much longer passphrase'],
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const PasswordConfirmation = Type.Object(
+  { password: Type.String({ ...Password, description: 'The account\'s password, to confirm.' }) },
+  { additionalProperties: false },
+);
+
+const SessionItem = Type.Object(
+  {
+    id: Uuid,
+    created_at: Timestamp,
+    last_used_at: NullableTimestamp,
+    ip: Type.Union([Type.String({ maxLength: 64, examples: ['203.0.113.7'] }), Type.Null()], {
+      description: 'The client address at login (behind trusted proxies, the one they forwarded).',
+    }),
+    user_agent: Type.Union([Type.String({ maxLength: MAX_USER_AGENT, examples: ['Mozilla/5.0 (X11; Linux x86_64)'] }), Type.Null()], {
+      description: 'The User-Agent at login, without control characters, cut to 256 characters.',
+    }),
+    current: Type.Boolean({ description: 'True for the session of the user token that asked.' }),
+  },
+  { additionalProperties: false },
+);
+
+const SessionList = Type.Object(
+  { sessions: Type.Array(SessionItem, { maxItems: 100_000, description: 'Active sessions, newest first.' }) },
+  { additionalProperties: false },
+);
+
+const toItem = (s: SessionView) => ({
+  id: s.id,
+  created_at: s.createdAt,
+  last_used_at: s.lastUsedAt,
+  ip: s.clientAddress,
+  user_agent: s.userAgent,
+  current: s.current,
+});
+
+/** Only a user token: an API or app token can never act on the account itself (403). */
+const USER_ONLY = {};
+
+/** The signed-in user's password, sessions and account (contract §8, Accounts). */
+export function sessionRoutes(app: Http, security: AccountSecurity): void {
+  app.post('/api/auth/password', {
+    ...operation({
+      operationId: 'updatePassword',
+      tags: ['account'],
+      summary: 'Change the password and end every other session',
+      description:
+        'Needs the current password. Every other session of the user ends at once, on every instance; this one stays. Each attempt counts against the login limits (per address and per the account\'s email); a wrong password is 401 `invalid_credentials`.',
+      auth: USER_ONLY,
+      rateLimit: 'password',
+      body: PasswordChange,
+      success: { 204: { description: 'Changed; the other sessions have ended.' } },
+      problems: ['invalid_credentials'],
+    }),
+    handler: async (request, reply) => {
+      await security.changePassword(principalOf(request), request.body.current_password, request.body.new_password);
+      return reply.code(204).send(null);
+    },
+  });
+
+  app.get('/api/auth/sessions', {
+    ...operation({
+      operationId: 'listSessions',
+      tags: ['account'],
+      summary: 'List the active sessions of the user',
+      description: 'One per login or signup that has not ended or expired, newest first; `current` marks the one asking.',
+      auth: USER_ONLY,
+      success: { 200: { description: 'The sessions.', schema: SessionList } },
+    }),
+    handler: async (request) => ({ sessions: (await security.list(principalOf(request))).map(toItem) }),
+  });
+
+  app.delete('/api/auth/sessions/:id', {
+    ...operation({
+      operationId: 'revokeSession',
+      tags: ['account'],
+      summary: 'End one session of the user',
+      description: 'Its user token is refused from the next request on, on every instance. Ending the current session is logging out. Unknown, ended or another user\'s session: 404.',
+      auth: USER_ONLY,
+      params: IdParams,
+      success: { 204: { description: 'Ended.' } },
+    }),
+    handler: async (request, reply) => {
+      await security.revoke(principalOf(request), request.params.id);
+      return reply.code(204).send(null);
+    },
+  });
+
+  app.delete('/api/auth/sessions', {
+    ...operation({
+      operationId: 'revokeOtherSessions',
+      tags: ['account'],
+      summary: 'End every session of the user but this one',
+      description: 'Their user tokens are refused from the next request on, on every instance.',
+      auth: USER_ONLY,
+      success: { 204: { description: 'Every other session has ended.' } },
+    }),
+    handler: async (request, reply) => {
+      await security.revokeOthers(principalOf(request));
+      return reply.code(204).send(null);
+    },
+  });
+
+  app.delete('/api/me', {
+    ...operation({
+      operationId: 'deleteMe',
+      tags: ['account'],
+      summary: 'Delete the account',
+      description:
+        'Needs the password. The user, their API tokens, apps, app tokens and sessions are deleted; every token of theirs is refused from the next request on, on every instance. The email and username become free again. Each attempt counts against the login limits.',
+      auth: USER_ONLY,
+      rateLimit: 'password',
+      body: PasswordConfirmation,
+      success: { 204: { description: 'Deleted.' } },
+      problems: ['invalid_credentials'],
+    }),
+    handler: async (request, reply) => {
+      await security.deleteAccount(principalOf(request), request.body.password);
+      return reply.code(204).send(null);
+    },
+  });
+}

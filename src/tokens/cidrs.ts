@@ -1,0 +1,100 @@
+import { BlockList, isIP } from 'node:net';
+import type { FieldError } from '../errors.js';
+
+/** The most networks one token's allow-list may hold. */
+export const MAX_CIDRS = 20;
+/** `ffff:ffff:…/128` is 44 characters; anything longer is not a network. */
+export const MAX_CIDR_LENGTH = 49;
+
+interface Network {
+  readonly address: string;
+  readonly prefix: number;
+  readonly family: 'ipv4' | 'ipv6';
+}
+
+/**
+ * One network in `address/prefix` form (a bare address is a single host). Zone ids (`%eth0`) are
+ * refused: they name an interface of the client's machine, nothing this server can check.
+ */
+function parseNetwork(text: string): Network | null {
+  if (text.length > MAX_CIDR_LENGTH || text.includes('%')) return null;
+  const slash = text.indexOf('/');
+  const address = (slash < 0 ? text : text.slice(0, slash)).toLowerCase();
+  const version = isIP(address);
+  if (version === 0) return null;
+  const bits = version === 4 ? 32 : 128;
+  const prefixText = slash < 0 ? String(bits) : text.slice(slash + 1);
+  if (!/^\d{1,3}$/.test(prefixText) || Number(prefixText) > bits) return null;
+  return { address, prefix: Number(prefixText), family: version === 4 ? 'ipv4' : 'ipv6' };
+}
+
+const format = (n: Network): string => `${n.address}/${n.prefix}`;
+
+/**
+ * The allow-list a request asks for, in stored form (`address/prefix`, lower case, each once), or
+ * what is wrong with it. Every item is length-checked before it is parsed.
+ */
+export function parseCidrs(list: readonly string[], field = 'allowed_cidrs'): string[] | FieldError {
+  if (list.length > MAX_CIDRS) return { field, message: `must hold at most ${MAX_CIDRS} networks` };
+  const out: string[] = [];
+  for (const [i, item] of list.entries()) {
+    const network = parseNetwork(item.trim());
+    if (!network) return { field, message: `item ${i} is not an IPv4 or IPv6 network (address/prefix)` };
+    const text = format(network);
+    if (!out.includes(text)) out.push(text);
+  }
+  return out;
+}
+
+/**
+ * A token's allow-list, built once when the token is loaded into a cache: node's BlockList, which
+ * also matches IPv4-mapped IPv6 addresses.
+ */
+export class AllowList {
+  private readonly list = new BlockList();
+  /**
+   * The last address admitted. A token's requests mostly come from one address, and a BlockList
+   * check costs microseconds, so the usual request costs one string comparison. Only admissions are
+   * remembered; a changed list is a new AllowList (the cache drops the token's entry).
+   */
+  private lastAdmitted: string | null = null;
+
+  constructor(cidrs: readonly string[]) {
+    for (const cidr of cidrs) {
+      const network = parseNetwork(cidr);
+      // Stored lists were parsed on the way in; a row edited by hand to nonsense admits nothing.
+      if (network) this.list.addSubnet(network.address, network.prefix, network.family);
+    }
+  }
+
+  /** Whether `address` (as the rate limiter sees it) is inside the list. */
+  admits(address: string): boolean {
+    if (address === this.lastAdmitted) return true;
+    const version = isIP(address);
+    const admitted = version !== 0 && this.list.check(address, version === 4 ? 'ipv4' : 'ipv6');
+    if (admitted) this.lastAdmitted = address;
+    return admitted;
+  }
+}
+
+/**
+ * Whether every network of `next` lies inside some network of `current`: a narrowing. Any list
+ * narrows "no list". A network inside another has a prefix at least as long and its address in it
+ * (the outer block is aligned, so one address inside means the whole inner block is).
+ */
+export function narrows(current: readonly string[] | null, next: readonly string[]): boolean {
+  if (current === null) return true;
+  const outer = current.map(parseNetwork).filter((n): n is Network => n !== null);
+  return next.every((text) => {
+    const inner = parseNetwork(text);
+    return (
+      inner !== null &&
+      outer.some((o) => {
+        if (o.family !== inner.family || inner.prefix < o.prefix) return false;
+        const single = new BlockList();
+        single.addSubnet(o.address, o.prefix, o.family);
+        return single.check(inner.address, inner.family);
+      })
+    );
+  });
+}

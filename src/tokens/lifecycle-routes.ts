@@ -1,0 +1,177 @@
+import { Type } from 'typebox';
+import { operation } from '../api/operation.js';
+import { type Http, principalOf } from '../api/route.js';
+import { AllowedCidrs, IdParams, Label, NullableTimestamp, ScopeName, ScopeNames, Timestamp, Uuid } from '../api/schemas.js';
+import { MAX_TOKEN_SCOPES } from './scopes.js';
+import type { TokenDetail } from './lifecycle-store.js';
+import { MAX_GRACE_SECONDS, type TokenLifecycle } from './lifecycle.js';
+import type { TokenRecord } from './store.js';
+
+const Hint = Type.String({ pattern: '^rza?_[0-9A-Za-z]{4}$', maxLength: 8, description: 'The prefix and the last four characters of the value.', examples: ['rz_x7Qa'] });
+const LastUsed = Type.Union([Timestamp, Type.Null()], { description: 'Updated within a few seconds of use.' });
+const NullableCidrs = Type.Union([AllowedCidrs, Type.Null()], { description: 'The networks the token may be used from; null for anywhere.' });
+
+const Detail = Type.Object(
+  {
+    id: Uuid,
+    type: Type.Enum(['api_token', 'app_token']),
+    name: Label,
+    scopes: ScopeNames,
+    created_at: Timestamp,
+    expires_at: NullableTimestamp,
+    last_used_at: LastUsed,
+    hint: Hint,
+    allowed_cidrs: NullableCidrs,
+    last_used_ip: Type.Union([Type.String({ maxLength: 64, examples: ['203.0.113.7'] }), Type.Null()], {
+      description: 'The client address of the last use (as the rate limiter sees it); null before the first use.',
+    }),
+    scopes_used: Type.Array(ScopeName, {
+      uniqueItems: true,
+      maxItems: MAX_TOKEN_SCOPES,
+      description: "The token's scopes that rz-auth's own routes have needed and it exercised; platform scopes are checked by the platform's services and are not seen here.",
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const UpdateBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ maxLength: 1000, description: '1 to 100 characters after trimming.', examples: ['deploy script'] })),
+    scopes: Type.Optional(Type.Array(ScopeName, { maxItems: MAX_TOKEN_SCOPES, description: 'A subset of the current scopes.' })),
+    allowed_cidrs: Type.Optional({ ...AllowedCidrs, description: 'Every network inside one the token already allows; any list for a token without one.' }),
+  },
+  { additionalProperties: false },
+);
+
+const RotateBody = Type.Object(
+  {
+    grace_seconds: Type.Optional(
+      Type.Integer({ format: 'int32', minimum: 0, maximum: MAX_GRACE_SECONDS, description: 'How long the old token keeps working; 0 (the default) ends it at once.', examples: [3600] }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const Rotated = Type.Object(
+  {
+    id: Uuid,
+    token: Type.String({
+      pattern: '^rza?_[0-9A-Za-z]{49}$',
+      maxLength: 53,
+      description: 'The new value, of the same kind as the old one. Shown only in this response: store it now.',
+    }),
+    type: Type.Enum(['api_token', 'app_token']),
+    name: Label,
+    scopes: ScopeNames,
+    allowed_cidrs: NullableCidrs,
+    created_at: Timestamp,
+    expires_at: NullableTimestamp,
+    replaces: Type.String({ format: 'uuid', maxLength: 36, description: 'The id of the token this one replaces.' }),
+  },
+  { additionalProperties: false },
+);
+
+const AppTokenItem = Type.Object(
+  { id: Uuid, hint: Hint, scopes: ScopeNames, created_at: Timestamp, expires_at: NullableTimestamp, last_used_at: LastUsed },
+  { additionalProperties: false },
+);
+
+const typeOf = (t: TokenRecord) => (t.kind === 'api' ? ('api_token' as const) : ('app_token' as const));
+
+const detail = (t: TokenDetail) => ({
+  id: t.id,
+  type: typeOf(t),
+  name: t.name,
+  scopes: [...t.scopes],
+  created_at: t.createdAt,
+  expires_at: t.expiresAt,
+  last_used_at: t.lastUsedAt,
+  hint: t.hint,
+  allowed_cidrs: t.allowedCidrs && [...t.allowedCidrs],
+  last_used_ip: t.lastUsedIp,
+  scopes_used: [...t.scopesUsed],
+});
+
+const TOKEN_OWNERSHIP = "An API token of yours or an app token of one of your apps; anyone else's, revoked or expired is 404.";
+
+/** The token lifecycle: detail, narrowing, rotation (contract §8), and an app's tokens. */
+export function tokenLifecycleRoutes(app: Http, lifecycle: TokenLifecycle): void {
+  app.get('/api/tokens/:id', {
+    ...operation({
+      operationId: 'getToken',
+      tags: ['tokens'],
+      summary: 'Read one token: its last use and the scopes it exercised',
+      description: `${TOKEN_OWNERSHIP} Never the value or its digest.`,
+      auth: { api: 'tokens:read' },
+      params: IdParams,
+      success: { 200: { description: 'The token.', schema: Detail } },
+    }),
+    handler: async (request) => detail(await lifecycle.detail(principalOf(request).user.id, request.params.id)),
+  });
+
+  app.patch('/api/tokens/:id', {
+    ...operation({
+      operationId: 'updateToken',
+      tags: ['tokens'],
+      summary: 'Rename a token, or narrow its scopes or networks',
+      description: `${TOKEN_OWNERSHIP} Scopes and networks may only shrink (400 naming the field otherwise). Effective on the next request, on every instance.`,
+      auth: {},
+      params: IdParams,
+      body: UpdateBody,
+      problems: ['conflict'],
+      success: { 200: { description: 'The token as it now is.', schema: Detail } },
+    }),
+    handler: async (request) => detail(await lifecycle.update(principalOf(request).user.id, request.params.id, request.body)),
+  });
+
+  app.post('/api/tokens/:id/rotate', {
+    ...operation({
+      operationId: 'rotateToken',
+      tags: ['tokens'],
+      summary: 'Replace a token with a new value, keeping the old one for a grace period',
+      description: `${TOKEN_OWNERSHIP} The new token has the same kind, name, scopes, networks and lifetime length (from now). The old one stops after grace_seconds, on every instance, by time; a token already rotated is 409.`,
+      auth: {},
+      params: IdParams,
+      body: RotateBody,
+      optionalBody: true,
+      problems: ['conflict'],
+      success: { 201: { description: 'Rotated: the new token and its value.', schema: Rotated } },
+    }),
+    handler: async (request, reply) => {
+      const { value, token, replaces } = await lifecycle.rotate(principalOf(request).user.id, request.params.id, request.body?.grace_seconds ?? 0);
+      return reply.code(201).send({
+        id: token.id,
+        token: value,
+        type: typeOf(token),
+        name: token.name,
+        scopes: [...token.scopes],
+        allowed_cidrs: token.allowedCidrs && [...token.allowedCidrs],
+        created_at: token.createdAt,
+        expires_at: token.expiresAt,
+        replaces,
+      });
+    },
+  });
+
+  app.get('/api/apps/:id/tokens', {
+    ...operation({
+      operationId: 'listAppTokens',
+      tags: ['apps'],
+      summary: "List an app's active tokens, newest first",
+      description: "Never a token value. Someone else's app is 404, like one that does not exist.",
+      auth: { api: 'apps:read' },
+      params: IdParams,
+      success: { 200: { description: "The app's active tokens.", schema: Type.Object({ tokens: Type.Array(AppTokenItem) }, { additionalProperties: false }) } },
+    }),
+    handler: async (request) => ({
+      tokens: (await lifecycle.appTokens(principalOf(request).user.id, request.params.id)).map((t) => ({
+        id: t.id,
+        hint: t.hint,
+        scopes: [...t.scopes],
+        created_at: t.createdAt,
+        expires_at: t.expiresAt,
+        last_used_at: t.lastUsedAt,
+      })),
+    }),
+  });
+}

@@ -1,0 +1,149 @@
+import type { ExpressionBuilder, Kysely, Transaction } from 'kysely';
+import { recordChange } from '../changes/store.js';
+import type { Tables } from '../db/tables.js';
+import { insertToken, type NewToken, revokeIn, TOKEN_COLUMNS, type TokenRecord, toRecord } from './store.js';
+
+/** A token with what its detail shows beyond the list item. */
+export interface TokenDetail extends TokenRecord {
+  readonly lastUsedIp: string | null;
+  readonly scopesUsed: readonly string[];
+}
+
+/** What a PATCH changes; absent fields stay as they are. */
+export interface TokenChanges {
+  readonly name?: string;
+  readonly scopes?: readonly string[];
+  readonly allowedCidrs?: readonly string[];
+}
+
+/** How many rows one sweep revokes per round; the rest wait for the next round. */
+const SWEEP_BATCH = 500;
+
+type Db = Kysely<Tables> | Transaction<Tables>;
+
+/** Unrevoked and unexpired at `now`. */
+const activeAt = (now: string) => (eb: ExpressionBuilder<Tables, 'tokens'>) =>
+  eb.and([eb('tokens.revoked_at', 'is', null), eb.or([eb('tokens.expires_at', 'is', null), eb('tokens.expires_at', '>', now)])]);
+
+/** SQL for the token lifecycle: detail, narrowing, rotation, app token lists and the sweeps. */
+export class TokenLifecycleStore {
+  constructor(private readonly db: Kysely<Tables>) {}
+
+  /** An active token of `userId` (API, or app token of one of their apps), or undefined. */
+  async findActive(id: string, userId: string, now: string, db: Db = this.db): Promise<TokenDetail | undefined> {
+    const row = await db
+      .selectFrom('tokens')
+      .select([...TOKEN_COLUMNS, 'tokens.last_used_ip'])
+      .where('tokens.id', '=', id)
+      .where('tokens.user_id', '=', userId)
+      .where(activeAt(now))
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const used = await db.selectFrom('token_scope_uses').select('scope').where('token_id', '=', id).orderBy('scope').execute();
+    return { ...toRecord(row), lastUsedIp: row.last_used_ip, scopesUsed: used.map((u) => u.scope) };
+  }
+
+  /**
+   * Applies `changes` if the token still carries exactly the scopes and allow-list the caller
+   * checked them against (so two narrowings at once cannot combine into a widening), recording
+   * `token.updated` in the change log in the same transaction. False when it did not.
+   */
+  async update(current: TokenRecord, changes: TokenChanges, at: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx
+        .updateTable('tokens')
+        .set({
+          ...(changes.name === undefined ? {} : { name: changes.name }),
+          ...(changes.scopes === undefined ? {} : { scopes: JSON.stringify(changes.scopes) }),
+          ...(changes.allowedCidrs === undefined ? {} : { allowed_cidrs: JSON.stringify(changes.allowedCidrs) }),
+        })
+        .where('id', '=', current.id)
+        .where('user_id', '=', current.userId)
+        .where('scopes', '=', JSON.stringify(current.scopes))
+        .where((eb) =>
+          current.allowedCidrs === null ? eb('allowed_cidrs', 'is', null) : eb('allowed_cidrs', '=', JSON.stringify(current.allowedCidrs)),
+        )
+        .where(activeAt(at))
+        .executeTakeFirst();
+      if (result.numUpdatedRows === 0n) return false;
+      const scopes = [...(changes.scopes ?? current.scopes)];
+      await recordChange(trx, 'token', current.id, at, { type: 'token.updated', data: { token_id: current.id, scopes } });
+      return true;
+    });
+  }
+
+  /**
+   * Replaces `old` with `next` in one transaction. With no grace the old token is revoked now;
+   * otherwise it expires at `graceEnd` (every instance refuses it by time) and `token.updated` tells
+   * verifiers to ask again, when they learn the new expiry. A token still in its grace because it
+   * was replaced by `old` is revoked now: a chain of rotations keeps at most two tokens alive.
+   * False when `old` is no longer active or was already replaced.
+   */
+  async rotate(old: TokenRecord, next: NewToken, graceEnd: string | null, at: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const expiresAt = graceEnd === null || (old.expiresAt !== null && old.expiresAt < graceEnd) ? old.expiresAt : graceEnd;
+      const result = await trx
+        .updateTable('tokens')
+        .set({ replaced_by: next.id, ...(graceEnd === null ? {} : { expires_at: expiresAt }) })
+        .where('id', '=', old.id)
+        .where('user_id', '=', old.userId)
+        .where('replaced_by', 'is', null)
+        .where(activeAt(at))
+        .executeTakeFirst();
+      if (result.numUpdatedRows === 0n) return false;
+      await insertToken(trx, next);
+      if (graceEnd === null) await revokeIn(trx, old.id, at, null);
+      else await recordChange(trx, 'token', old.id, at, { type: 'token.updated', data: { token_id: old.id, scopes: [...old.scopes] } });
+      const predecessors = await trx.selectFrom('tokens').select('id').where('replaced_by', '=', old.id).where('revoked_at', 'is', null).execute();
+      for (const { id } of predecessors) await revokeIn(trx, id, at, null);
+      return true;
+    });
+  }
+
+  /** The active tokens of an app of `userId`, newest first; undefined when the app is not theirs. */
+  async listAppTokens(appId: string, userId: string, now: string): Promise<TokenRecord[] | undefined> {
+    const app = await this.db.selectFrom('apps').select('id').where('id', '=', appId).where('user_id', '=', userId).executeTakeFirst();
+    if (!app) return undefined;
+    const rows = await this.db
+      .selectFrom('tokens')
+      .select(TOKEN_COLUMNS)
+      .where('app_id', '=', appId)
+      .where(activeAt(now))
+      .orderBy('tokens.created_at', 'desc')
+      .orderBy('tokens.id', 'desc')
+      .execute();
+    return rows.map(toRecord);
+  }
+
+  /** Revokes rotated tokens whose grace ended by `now`, recording token.revoked for each. */
+  async revokeEndedGraces(now: string): Promise<number> {
+    const rows = await this.db
+      .selectFrom('tokens')
+      .select('id')
+      .where('replaced_by', 'is not', null)
+      .where('revoked_at', 'is', null)
+      .where('expires_at', '<=', now)
+      .limit(SWEEP_BATCH)
+      .execute();
+    return this.revokeEach(rows, now);
+  }
+
+  /** Revokes active tokens last used (or created, if never used) before `cutoff`. */
+  async revokeIdle(cutoff: string, now: string): Promise<number> {
+    const rows = await this.db
+      .selectFrom('tokens')
+      .select('id')
+      .where(activeAt(now))
+      .where((eb) => eb(eb.fn.coalesce('last_used_at', 'created_at'), '<', cutoff))
+      .limit(SWEEP_BATCH)
+      .execute();
+    return this.revokeEach(rows, now);
+  }
+
+  /** One transaction per token: instances sweeping at once each revoke a token at most once between them. */
+  private async revokeEach(rows: ReadonlyArray<{ id: string }>, at: string): Promise<number> {
+    let count = 0;
+    for (const { id } of rows) if (await this.db.transaction().execute((trx) => revokeIn(trx, id, at, null))) count++;
+    return count;
+  }
+}

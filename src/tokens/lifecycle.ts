@@ -1,0 +1,121 @@
+import type { ChangeFeed } from '../changes/feed.js';
+import { type Clock, iso } from '../clock.js';
+import { conflict, type FieldError, notFound, validationFailed } from '../errors.js';
+import { isUuid } from '../lib/ids.js';
+import { cleanLabel } from '../lib/text.js';
+import { narrows, parseCidrs } from './cidrs.js';
+import type { TokenChanges, TokenDetail, TokenLifecycleStore } from './lifecycle-store.js';
+import { impliedExpiry, type TokenPolicy } from './policy.js';
+import { isFieldError, mintToken, withPendingUse } from './service.js';
+import type { TokenRecord } from './store.js';
+import type { UsageRecorder } from './usage.js';
+
+export interface UpdateTokenInput {
+  readonly name?: string | undefined;
+  readonly scopes?: readonly string[] | undefined;
+  readonly allowed_cidrs?: readonly string[] | undefined;
+}
+
+/** The longest grace a rotation may give the old token: a week. */
+export const MAX_GRACE_SECONDS = 604_800;
+
+/** A narrowing that lost a race is tried again against what won, this many times in all. */
+const UPDATE_ATTEMPTS = 3;
+
+/**
+ * The token lifecycle (contract §8): detail, narrowing, rotation, an app's tokens. Tokens are the
+ * caller's API tokens and the app tokens of their apps; anyone else's is not found, like a missing one.
+ */
+export class TokenLifecycle {
+  constructor(
+    private readonly store: TokenLifecycleStore,
+    private readonly usage: UsageRecorder,
+    private readonly feed: ChangeFeed,
+    private readonly clock: Clock,
+    private readonly policy: TokenPolicy,
+  ) {}
+
+  /** An active token with its last use and the scopes it exercised, this instance's unflushed ones included. */
+  async detail(userId: string, id: string): Promise<TokenDetail> {
+    const token = isUuid(id) ? await this.store.findActive(id, userId, iso(this.clock.now())) : undefined;
+    if (!token) throw notFound();
+    const pending = this.usage.pendingUse(token.id);
+    if (pending === null) return token;
+    const scopesUsed = [...new Set([...token.scopesUsed, ...pending.scopes])].sort();
+    const newer = token.lastUsedAt === null || pending.at > token.lastUsedAt;
+    return { ...withPendingUse(token, this.usage), lastUsedIp: newer && pending.address !== null ? pending.address : token.lastUsedIp, scopesUsed };
+  }
+
+  /**
+   * Renames or narrows a token: scopes and networks may only shrink. Effective on the next request
+   * on every instance: the change log entry makes every authenticator drop its cached copy.
+   */
+  async update(userId: string, id: string, input: UpdateTokenInput): Promise<TokenDetail> {
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.detail(userId, id);
+      const changes = checkChanges(current, input);
+      if (await this.store.update(current, changes, iso(this.clock.now()))) break;
+      if (attempt === UPDATE_ATTEMPTS) throw conflict('The token was changed by another request meanwhile; read it and try again.');
+    }
+    await this.feed.committed('token', id);
+    return this.detail(userId, id);
+  }
+
+  /**
+   * Issues a token of the same kind, name, scopes, networks and lifetime length (counted from now,
+   * within the maximum lifetime), and ends the old one after `graceSeconds` (at once for 0).
+   */
+  async rotate(userId: string, id: string, graceSeconds: number): Promise<{ value: string; token: TokenRecord; replaces: string }> {
+    if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_GRACE_SECONDS) {
+      throw validationFailed([{ field: 'grace_seconds', message: `must be a whole number from 0 to ${MAX_GRACE_SECONDS}` }]);
+    }
+    const old = await this.detail(userId, id);
+    if (old.replacedBy !== null) throw conflict('The token was already rotated: rotate its replacement instead.');
+    const now = this.clock.now();
+    const lifetime = old.expiresAt === null ? null : Date.parse(old.expiresAt) - Date.parse(old.createdAt);
+    const expiresAt = impliedExpiry(lifetime, now, this.policy);
+    const { value, record } = mintToken(old.kind, {
+      userId,
+      appId: old.appId,
+      name: old.name,
+      scopes: old.scopes,
+      createdAt: iso(now),
+      expiresAt: expiresAt === null ? null : iso(expiresAt),
+      allowedCidrs: old.allowedCidrs,
+    });
+    const graceEnd = graceSeconds === 0 ? null : iso(now + graceSeconds * 1000);
+    if (!(await this.store.rotate(old, record, graceEnd, iso(now)))) throw notFound();
+    await this.feed.committed('token', id);
+    return { value, token: { ...record, lastUsedAt: null, replacedBy: null }, replaces: old.id };
+  }
+
+  /** The active tokens of one of the caller's apps, newest first. */
+  async appTokens(userId: string, appId: string): Promise<TokenRecord[]> {
+    const tokens = isUuid(appId) ? await this.store.listAppTokens(appId, userId, iso(this.clock.now())) : undefined;
+    if (!tokens) throw notFound();
+    return tokens.map((t) => withPendingUse(t, this.usage));
+  }
+}
+
+/** The changes a PATCH asks for, checked against the token as it is: only renames and narrowings. */
+function checkChanges(current: TokenRecord, input: UpdateTokenInput): TokenChanges {
+  const errors: FieldError[] = [];
+  const name = input.name === undefined ? undefined : cleanLabel(input.name, 'name', 100);
+  if (name !== undefined && typeof name !== 'string') errors.push(name);
+  let scopes: string[] | undefined;
+  if (input.scopes !== undefined) {
+    scopes = [...new Set(input.scopes)].sort();
+    if (scopes.length !== input.scopes.length) errors.push({ field: 'scopes', message: 'must not list an item twice' });
+    else if (!scopes.every((s) => current.scopes.includes(s))) errors.push({ field: 'scopes', message: 'may only remove scopes the token has' });
+  }
+  let allowedCidrs: string[] | undefined;
+  if (input.allowed_cidrs !== undefined) {
+    const parsed = parseCidrs(input.allowed_cidrs);
+    if (isFieldError(parsed)) errors.push(parsed);
+    else if (parsed.length === 0 || !narrows(current.allowedCidrs, parsed)) {
+      errors.push({ field: 'allowed_cidrs', message: 'every network must lie inside one the token already allows' });
+    } else allowedCidrs = parsed;
+  }
+  if (errors.length > 0 || (name !== undefined && typeof name !== 'string')) throw validationFailed(errors);
+  return { ...(name === undefined ? {} : { name }), ...(scopes === undefined ? {} : { scopes }), ...(allowedCidrs === undefined ? {} : { allowedCidrs }) };
+}

@@ -1,0 +1,138 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { createApiToken, expectInvalidToken, json, registerApp, signup, type TestUser } from '../helpers/api.js';
+import { comparable } from '../helpers/jwt-craft.js';
+
+/**
+ * Family 13 of the security bar, network allow-lists: a refusal is the same 401 invalid_token as
+ * any other, byte for byte apart from the request id, through GET /api/me's shortcut and through
+ * Fastify alike; a spoofed X-Forwarded-For cannot move a client inside a list unless the operator
+ * trusts the proxy that sent it; parsing edge cases (mapped addresses, /0, zone ids) hold.
+ */
+
+const get = (t: TestApp, url: string, token: string, remoteAddress: string, headers: Record<string, string> = {}) =>
+  t.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}`, ...headers }, remoteAddress });
+
+describe('allow-list refusals', () => {
+  let t: TestApp;
+  let user: TestUser;
+  beforeAll(async () => {
+    t = await startTestApp();
+    user = await signup(t);
+  });
+  afterAll(() => t.close());
+
+  it('are byte-identical to a string that is no token, on the shortcut, on a Fastify route, cached or not', async () => {
+    const { token } = await createApiToken(t, user.jwt, { scopes: ['tokens:read'], allowed_cidrs: ['192.0.2.0/24'] });
+    for (const url of ['/api/me', '/api/tokens']) {
+      const reference = comparable(await get(t, url, 'not-a-token', '198.51.100.1'));
+      // The first refusal looks the token up; the next ones are decided from the cache.
+      for (let i = 0; i < 3; i++) {
+        const refused = await get(t, url, token, '198.51.100.1');
+        expectInvalidToken(refused);
+        expect(comparable(refused)).toEqual(reference);
+      }
+      // Positive control: the same token from inside its network.
+      expect((await get(t, url, token, '192.0.2.1')).statusCode).toBe(200);
+    }
+  });
+
+  it('a refused request is not recorded as a use', async () => {
+    const created = await createApiToken(t, user.jwt, { allowed_cidrs: ['192.0.2.0/24'] });
+    expectInvalidToken(await get(t, '/api/me', created.token, '198.51.100.1'));
+    const detail = (await json(t, 'GET', `/api/tokens/${created.id}`, undefined, user.jwt)).json();
+    expect(detail).toMatchObject({ last_used_at: null, last_used_ip: null });
+  });
+
+  it('X-Forwarded-For is ignored without a trusted proxy: a spoofed inside address is refused', async () => {
+    const { token } = await createApiToken(t, user.jwt, { allowed_cidrs: ['10.0.0.0/8'] });
+    for (const xff of ['10.0.0.1', '10.0.0.1, 10.0.0.2', '198.51.100.1, 10.0.0.1']) {
+      expectInvalidToken(await get(t, '/api/me', token, '198.51.100.1', { 'x-forwarded-for': xff }));
+    }
+    expect((await get(t, '/api/me', token, '10.0.0.1', { 'x-forwarded-for': '198.51.100.1' })).statusCode).toBe(200);
+  });
+
+  it('/0 admits its whole family and nothing of the other', async () => {
+    const { token } = await createApiToken(t, user.jwt, { allowed_cidrs: ['0.0.0.0/0'] });
+    expect((await get(t, '/api/me', token, '203.0.113.9')).statusCode).toBe(200);
+    expectInvalidToken(await get(t, '/api/me', token, '2001:db8::1'));
+  });
+
+  it('an IPv4 network admits the IPv4-mapped IPv6 form of its addresses, and only those', async () => {
+    const { token } = await createApiToken(t, user.jwt, { allowed_cidrs: ['192.0.2.0/24'] });
+    expect((await get(t, '/api/me', token, '::ffff:192.0.2.10')).statusCode).toBe(200);
+    expectInvalidToken(await get(t, '/api/me', token, '::ffff:192.0.3.10'));
+  });
+
+  it('an app token reading its app is refused from outside its networks', async () => {
+    const app = await registerApp(t, user.jwt);
+    const issued = (await json(t, 'POST', `/api/apps/${app.id}/tokens`, { allowed_cidrs: ['2001:db8::/32'] }, user.jwt)).json();
+    expect((await get(t, `/api/apps/${app.id}`, issued.token, '2001:db8::5')).statusCode).toBe(200);
+    const reference = comparable(await get(t, `/api/apps/${app.id}`, 'not-a-token', '2001:db9::5'));
+    const refused = await get(t, `/api/apps/${app.id}`, issued.token, '2001:db9::5');
+    expectInvalidToken(refused);
+    expect(comparable(refused)).toEqual(reference);
+  });
+});
+
+describe('allow-lists behind a trusted proxy', () => {
+  let t: TestApp;
+  let user: TestUser;
+  beforeAll(async () => {
+    t = await startTestApp({ env: { TRUST_PROXY: '127.0.0.1' } });
+    user = await signup(t);
+  });
+  afterAll(() => t.close());
+
+  it('the address the proxy reports decides, exactly as for the rate limiter; others cannot speak for the proxy', async () => {
+    const { token } = await createApiToken(t, user.jwt, { allowed_cidrs: ['10.0.0.0/8'] });
+    expect((await get(t, '/api/me', token, '127.0.0.1', { 'x-forwarded-for': '10.1.1.1' })).statusCode).toBe(200);
+    expectInvalidToken(await get(t, '/api/me', token, '127.0.0.1', { 'x-forwarded-for': '198.51.100.1' }));
+    // Not the trusted proxy: its X-Forwarded-For is not believed.
+    expectInvalidToken(await get(t, '/api/me', token, '198.51.100.2', { 'x-forwarded-for': '10.1.1.1' }));
+  });
+});
+
+describe('narrowing cannot widen', () => {
+  let t: TestApp;
+  let user: TestUser;
+  beforeAll(async () => {
+    t = await startTestApp();
+    user = await signup(t);
+  });
+  afterAll(() => t.close());
+
+  it.each([
+    ['a wider network', ['10.0.0.0/8'], ['10.0.0.0/7']],
+    ['a network of the other family', ['10.0.0.0/8'], ['::/0']],
+    ['the mapped form of a wider network', ['10.0.0.0/8'], ['::ffff:0.0.0.0/96']],
+    ['one network inside and one outside', ['10.0.0.0/8'], ['10.1.0.0/16', '11.0.0.0/16']],
+  ])('%s is refused and the token keeps its list', async (_name, from, to) => {
+    const created = await createApiToken(t, user.jwt, { allowed_cidrs: from });
+    const res = await json(t, 'PATCH', `/api/tokens/${created.id}`, { allowed_cidrs: to }, user.jwt);
+    expect(res.statusCode, res.body).toBe(400);
+    expect(res.json().errors).toEqual([expect.objectContaining({ field: 'allowed_cidrs' })]);
+    expect((await json(t, 'GET', `/api/tokens/${created.id}`, undefined, user.jwt)).json().allowed_cidrs).toEqual(from);
+  });
+
+  it('scopes cannot be added back after a narrowing, nor by a token for itself', async () => {
+    const created = await createApiToken(t, user.jwt, { scopes: ['apps:read', 'tokens:read'] });
+    expect((await json(t, 'PATCH', `/api/tokens/${created.id}`, { scopes: ['tokens:read'] }, user.jwt)).statusCode).toBe(200);
+    expect((await json(t, 'PATCH', `/api/tokens/${created.id}`, { scopes: ['apps:read', 'tokens:read'] }, user.jwt)).statusCode).toBe(400);
+    expect((await json(t, 'PATCH', `/api/tokens/${created.id}`, { scopes: ['tokens:read'] }, created.token)).statusCode).toBe(403);
+  });
+
+  it('parallel narrowings never combine into a widening: the last one standing is a subset of every earlier result', async () => {
+    const created = await createApiToken(t, user.jwt, { scopes: ['apps:read', 'apps:write', 'tokens:read'] });
+    const results = await Promise.all(
+      [['apps:read'], ['apps:write'], ['tokens:read']].map((scopes) => json(t, 'PATCH', `/api/tokens/${created.id}`, { scopes }, user.jwt)),
+    );
+    const ok = results.filter((r) => r.statusCode === 200);
+    expect(ok.length).toBeGreaterThanOrEqual(1);
+    for (const r of results) expect([200, 400, 409]).toContain(r.statusCode);
+    const final = (await json(t, 'GET', `/api/tokens/${created.id}`, undefined, user.jwt)).json().scopes as string[];
+    expect(final.length).toBeLessThanOrEqual(1);
+    // Each successful answer showed a subset of the one before it: whatever ran later could only remove.
+    for (const r of ok) expect(final.every((s) => (r.json().scopes as string[]).includes(s))).toBe(true);
+  });
+});

@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TokenRecord } from '../../src/tokens/store.js';
+import { at, insertUser, newToken, openStores, type StoreHarness, type Stores } from './fixture.js';
+
+/**
+ * What the token lifecycle needs of every store (contract §8): usage sets that concurrent flushes
+ * add to, compare-and-set narrowing, rotation in one transaction, and sweeps that revoke each token
+ * once however many instances run them. SQLite always, PostgreSQL where it is reachable.
+ */
+export function lifecycleStoreContract(name: string, harness: () => StoreHarness): void {
+  describe(`token lifecycle store contract: ${name}`, () => {
+    let h: StoreHarness;
+    let s: Stores;
+    beforeAll(async () => {
+      h = harness();
+      s = await openStores(h);
+    });
+    afterAll(async () => {
+      await s.database.close();
+      await h.cleanup();
+    });
+
+    async function inserted(overrides: Parameters<typeof newToken>[1] = {}): Promise<TokenRecord & { digest: string }> {
+      const user = await insertUser(s.users);
+      const token = newToken(user.id, overrides);
+      await s.tokens.insert(token);
+      return { ...token, lastUsedAt: null, replacedBy: null };
+    }
+    const eventsOf = async (id: string) =>
+      (await s.changes.listAfter(0, 10_000)).filter((c) => c.ref === id).map((c) => c.event?.type ?? null);
+
+    it('usage adds scopes to the set (concurrent flushes included) and keeps the newest address', async () => {
+      const token = await inserted({ scopes: ['apps:read', 'tokens:read'] });
+      await Promise.all([
+        s.tokens.recordUsage(new Map([[token.id, { at: at(10), address: '192.0.2.10', scopes: ['apps:read'] }]])),
+        s.tokens.recordUsage(new Map([[token.id, { at: at(20), address: '192.0.2.20', scopes: ['tokens:read', 'apps:read'] }]])),
+      ]);
+      await s.tokens.recordUsage(new Map([[token.id, { at: at(5), address: '192.0.2.5', scopes: [] }]]));
+      const detail = await s.lifecycle.findActive(token.id, token.userId, at(30));
+      expect(detail).toMatchObject({ lastUsedAt: at(20), lastUsedIp: '192.0.2.20', scopesUsed: ['apps:read', 'tokens:read'] });
+    });
+
+    it('usage of a token deleted meanwhile is dropped without failing the flush', async () => {
+      const token = await inserted();
+      const kept = await inserted();
+      await s.users.delete(token.userId, at(2));
+      await s.tokens.recordUsage(
+        new Map([
+          [token.id, { at: at(10), address: null, scopes: ['apps:read'] }],
+          [kept.id, { at: at(10), address: null, scopes: ['apps:read'] }],
+        ]),
+      );
+      expect((await s.lifecycle.findActive(kept.id, kept.userId, at(11)))?.scopesUsed).toEqual(['apps:read']);
+    });
+
+    it('finds only the owner\'s active tokens', async () => {
+      const token = await inserted({ expiresAt: at(50) });
+      const stranger = await insertUser(s.users);
+      expect(await s.lifecycle.findActive(token.id, stranger.id, at(1))).toBeUndefined();
+      expect(await s.lifecycle.findActive(token.id, token.userId, at(50))).toBeUndefined();
+      expect((await s.lifecycle.findActive(token.id, token.userId, at(49)))?.id).toBe(token.id);
+    });
+
+    it('updates only from the state the caller checked, and records token.updated with it', async () => {
+      const token = await inserted({ scopes: ['apps:read', 'tokens:read'], allowedCidrs: ['10.0.0.0/8'] });
+      expect(await s.lifecycle.update(token, { scopes: ['apps:read'], allowedCidrs: ['10.1.0.0/16'] }, at(2))).toBe(true);
+      // The same expected state again: it has changed since, so nothing happens.
+      expect(await s.lifecycle.update(token, { scopes: ['tokens:read'] }, at(3))).toBe(false);
+      const found = await s.tokens.findByDigest(token.digest);
+      expect(found?.token).toMatchObject({ scopes: ['apps:read'], allowedCidrs: ['10.1.0.0/16'] });
+      const changes = (await s.changes.listAfter(0, 10_000)).filter((c) => c.ref === token.id);
+      expect(changes.map((c) => c.event)).toEqual([{ type: 'token.updated', data: { token_id: token.id, scopes: ['apps:read'] } }]);
+    });
+
+    it('rotates once: the successor is stored, the old token expires at the grace end and cannot be rotated again', async () => {
+      const old = await inserted({ expiresAt: at(59) });
+      const next = newToken(old.userId);
+      expect(await s.lifecycle.rotate(old, next, at(30), at(1))).toBe(true);
+      expect(await s.lifecycle.rotate(old, newToken(old.userId), at(30), at(2))).toBe(false);
+      expect((await s.tokens.findByDigest(old.digest))?.token).toMatchObject({ expiresAt: at(30), replacedBy: next.id });
+      expect((await s.tokens.findByDigest(next.digest))?.revoked).toBe(false);
+      expect(await eventsOf(old.id)).toEqual(['token.updated']);
+    });
+
+    it('a grace never extends an earlier expiry; no grace revokes at once', async () => {
+      const soon = await inserted({ expiresAt: at(10) });
+      expect(await s.lifecycle.rotate(soon, newToken(soon.userId), at(40), at(1))).toBe(true);
+      expect((await s.tokens.findByDigest(soon.digest))?.token.expiresAt).toBe(at(10));
+      const now = await inserted();
+      expect(await s.lifecycle.rotate(now, newToken(now.userId), null, at(1))).toBe(true);
+      expect((await s.tokens.findByDigest(now.digest))?.revoked).toBe(true);
+      expect(await eventsOf(now.id)).toEqual(['token.revoked']);
+    });
+
+    it('a rotation whose successor cannot be stored leaves the old token as it was', async () => {
+      const old = await inserted();
+      const clash = newToken(old.userId, { digest: old.digest });
+      await expect(s.lifecycle.rotate(old, clash, null, at(1))).rejects.toThrow();
+      expect((await s.tokens.findByDigest(old.digest))?.token.replacedBy).toBeNull();
+      expect(await eventsOf(old.id)).toEqual([]);
+    });
+
+    it('lists an app\'s active tokens for its owner only', async () => {
+      const user = await insertUser(s.users);
+      const app = { id: randomUUID(), userId: user.id, name: 'a', description: '', createdAt: at(1) };
+      const first = newToken(user.id, { kind: 'app', appId: app.id, createdAt: at(1) });
+      await s.apps.insertWithToken(app, first);
+      const second = newToken(user.id, { kind: 'app', appId: app.id, createdAt: at(2) });
+      await s.apps.insertToken(second);
+      expect((await s.lifecycle.listAppTokens(app.id, user.id, at(3)))?.map((t) => t.id)).toEqual([second.id, first.id]);
+      expect(await s.lifecycle.listAppTokens(app.id, (await insertUser(s.users)).id, at(3))).toBeUndefined();
+    });
+
+    it('sweeps revoke ended graces and idle tokens once, even when run in parallel', async () => {
+      const rotated = await inserted();
+      expect(await s.lifecycle.rotate(rotated, newToken(rotated.userId), at(20), at(1))).toBe(true);
+      const idle = await inserted({ createdAt: at(1) });
+      const busy = await inserted({ createdAt: at(1) });
+      await s.tokens.recordUsage(new Map([[busy.id, { at: at(40), address: null, scopes: [] }]]));
+      await Promise.all([s.lifecycle.revokeEndedGraces(at(19)), s.lifecycle.revokeEndedGraces(at(19))]);
+      expect(await eventsOf(rotated.id)).toEqual(['token.updated']);
+      const graces = await Promise.all([s.lifecycle.revokeEndedGraces(at(20)), s.lifecycle.revokeEndedGraces(at(20))]);
+      expect(await eventsOf(rotated.id)).toEqual(['token.updated', 'token.revoked']);
+      expect(graces.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(1);
+      await Promise.all([s.lifecycle.revokeIdle(at(30), at(50)), s.lifecycle.revokeIdle(at(30), at(50))]);
+      expect(await eventsOf(idle.id)).toEqual(['token.revoked']);
+      expect(await eventsOf(busy.id)).toEqual([]);
+    });
+  });
+}
