@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { AppService } from './apps/service.js';
+import { RefusalRecorder } from './audit/refusals.js';
 import { AuditLog } from './audit/service.js';
 import { AuditStore } from './audit/store.js';
 import { AppStore } from './apps/store.js';
@@ -58,6 +59,8 @@ export interface Services {
   readonly auditLog: AuditLog;
   /** Revokes reported leaked tokens (POST /api/tokens/leaked). */
   readonly leaks: LeakResponse;
+  /** Counts requests refused by a token's allow-list; writes `token.refused` in the background. */
+  readonly refusals: RefusalRecorder;
   /** Every scope a token can carry: the built-in ones and the platform's (SCOPES_FILE). */
   readonly scopes: ScopeCatalogue;
   /** The platform services' credentials (`rzs_`), managed with the CLI. */
@@ -149,10 +152,12 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   usage.start();
   const sessionUsage = new LastUseRecorder((uses) => sessionStore.recordUsage(uses), config.usageFlushMs, (error) => onError(error, 'session last-used flush'));
   sessionUsage.start();
+  const refusals = new RefusalRecorder((events) => audit.record(events), (error) => onError(error, 'token refusals'));
+  refusals.start();
 
   const users = new UserService(userStore, hasher, feed, clock, { minLength: passwords.minLength, blocklist: loadBlocklist() });
   const serviceStore = new ServiceCredentialStore(db);
-  const authenticator = new Authenticator({ tokens: tokenStore, services: serviceStore, sessions: sessionStore, users: userStore, userTokens, usage, sessionUsage, clock });
+  const authenticator = new Authenticator({ tokens: tokenStore, services: serviceStore, sessions: sessionStore, users: userStore, userTokens, usage, sessionUsage, refusals, clock });
   feed.subscribe(async (change) => {
     try {
       // New keys first, then drop cached verifications, so nothing is re-cached under the old keys.
@@ -200,6 +205,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     audit,
     auditLog: new AuditLog(audit),
     leaks: new LeakResponse({ tokens: tokenStore, services: serviceStore, feed, clock }),
+    refusals,
     scopes,
     serviceCredentials: new ServiceCredentials(serviceStore, feed, clock),
     keys,
@@ -216,6 +222,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
       await polling.stop();
       await usage.stop();
       await sessionUsage.stop();
+      await refusals.stop();
       await redis?.quit().catch(() => redis.disconnect());
       await database.close();
     },

@@ -68,9 +68,9 @@ function toEvent(row: Selectable<AuditEventsTable>): StoredAuditEvent {
 export class AuditStore {
   constructor(private readonly db: Kysely<Tables>) {}
 
-  /** Writes an event that records no change of its own. */
-  record(event: AuditEvent): Promise<void> {
-    return recordAudit(this.db, event);
+  /** Writes events that record no change of their own. */
+  record(events: AuditEvent | readonly AuditEvent[]): Promise<void> {
+    return recordAudit(this.db, events);
   }
 
   /** Events matching `query`, newest first. */

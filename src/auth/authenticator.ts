@@ -1,3 +1,4 @@
+import type { RefusalRecorder } from '../audit/refusals.js';
 import type { FeedEvent } from '../changes/feed.js';
 import type { Clock } from '../clock.js';
 import { invalidToken } from '../errors.js';
@@ -57,6 +58,8 @@ export interface AuthenticatorDeps {
   /** When each session was last used (GET /api/auth/sessions), coalesced like tokens' last use. */
   readonly sessionUsage: LastUseRecorder;
   readonly clock: Clock;
+  /** Where refusals by a token's allow-list are counted for the audit log; a cache test needs none. */
+  readonly refusals?: RefusalRecorder;
   /** Entries per cache (default 50,000); a test makes it small to reach eviction. */
   readonly cacheSize?: number;
 }
@@ -177,7 +180,10 @@ export class Authenticator {
     if (caller.expiresAt !== null && caller.expiresAt <= now) throw invalidToken();
     // A token without an allow-list pays this null check only. Without a client address
     // (introspection) the list cannot be applied: the platform service sees its own caller.
-    if (allowed !== null && address !== null && !allowed.admits(address)) throw invalidToken();
+    if (allowed !== null && address !== null && !allowed.admits(address)) {
+      this.deps.refusals?.note({ type: caller.type, tokenId: caller.credentialId, userId: caller.user.id }, address, now);
+      throw invalidToken();
+    }
     this.deps.usage.record(caller.credentialId, now, address);
     return caller;
   }
