@@ -2,9 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { iso } from '../clock.js';
 
 /**
- * Every security event type of the audit log (contract §9). Some are recorded by routes that other
- * work adds (password change, sessions, token rotation and updates, sweeps, allow-lists): their
- * names are fixed here so the API can already filter on them and every recorder spells them alike.
+ * Every security event type of the audit log (contract §9), fixed here so the API filters on them
+ * and every recorder spells them alike. docs/audit-log.md says when each is recorded.
  */
 export const AUDIT_TYPES = [
   'user.signed_up',

@@ -32,6 +32,18 @@ const Details = Type.Object(
     immediate: Type.Optional(Type.Boolean()),
     hint: Type.Optional(Type.String({ maxLength: 8, description: 'The prefix and last four characters of the token, as lists show it.' })),
     report_format: Type.Optional(Type.Enum(['list', 'github'], { description: 'How a leak was reported: a list of strings, or GitHub secret scanning.' })),
+    allowed_cidrs: Type.Optional(Type.Array(Type.String({ maxLength: 43 }), { maxItems: 20, description: 'The networks a token is limited to, after a PATCH.' })),
+    reason: Type.Optional(
+      Type.Enum(['ended', 'others_ended', 'password_changed', 'rotated_again', 'rotation_grace_ended'], {
+        description: 'Why a session or token ended: by itself, with every other, by a password change, by a second rotation, at the end of its rotation grace.',
+      }),
+    ),
+    sessions_ended: Type.Optional(Type.Integer({ minimum: 0, description: 'How many other sessions a password change ended.' })),
+    new_token_id: Type.Optional(Uuid),
+    grace_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 604_800 })),
+    idle_days: Type.Optional(Type.Integer({ minimum: 1, description: 'TOKEN_IDLE_REVOKE_DAYS when the token was revoked.' })),
+    refusals: Type.Optional(Type.Integer({ minimum: 1, description: 'Requests refused by the allow-list since the previous token.refused of this token.' })),
+    last_refused_at: Type.Optional(Timestamp),
   },
   { additionalProperties: false, description: 'Facts about the event; never a secret.' },
 );

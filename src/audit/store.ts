@@ -37,14 +37,19 @@ const toRow = (event: AuditEvent) => ({
   details: JSON.stringify(event.details),
 });
 
+/** Rows per INSERT: a dozen parameters each, far below every dialect's limit. */
+const INSERT_BATCH = 500;
+
 /**
- * Appends events, in one statement. Called with the transaction of the change they record, so the
- * two commit or roll back together; events that record no change (a failed login) are written on
- * their own.
+ * Appends events, in one statement per {@link INSERT_BATCH}. Called with the transaction of the
+ * change they record, so the two commit or roll back together; events that record no change (a
+ * failed login) are written on their own.
  */
+
 export async function recordAudit(db: Executor, events: AuditEvent | readonly AuditEvent[]): Promise<void> {
   const rows = Array.isArray(events) ? events.map(toRow) : [toRow(events as AuditEvent)];
-  if (rows.length > 0) await db.insertInto('audit_events').values(rows).execute();
+  // A statement's bound parameters are limited (SQLite 32766, PostgreSQL 65535): large batches go in parts.
+  for (let i = 0; i < rows.length; i += INSERT_BATCH) await db.insertInto('audit_events').values(rows.slice(i, i + INSERT_BATCH)).execute();
 }
 
 function toEvent(row: Selectable<AuditEventsTable>): StoredAuditEvent {

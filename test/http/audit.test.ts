@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiToken, expectInsufficientScope, expectProblem, expectUnauthorized, json, login, PASSWORD, registerApp, signup, type TestUser } from '../helpers/api.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { TestClock } from '../helpers/clock.js';
 import { createService } from '../helpers/platform.js';
 
 interface Event {
@@ -208,5 +209,162 @@ describe('GET /api/audit', () => {
       expect(secret && rows.includes(secret), 'a secret in the audit log').toBe(false);
     }
     expect(rows).not.toMatch(/rz[as]?_[0-9A-Za-z]{20}/);
+  });
+});
+
+/** Contract §8 and §9: the events of account security, the token lifecycle and its sweeps. */
+describe('audit events of account security and the token lifecycle', () => {
+  const DAY = 86_400_000;
+  const clock = new TestClock();
+  let t: TestApp;
+  beforeAll(async () => {
+    // User tokens outlive the minutes the rotation test moves the clock by; the idle test logs in again.
+    t = await startTestApp({ clock, env: { TOKEN_IDLE_REVOKE_DAYS: '10', JWT_TTL_SECONDS: '604800' } });
+  });
+  afterAll(() => t.close());
+
+  const send = (method: 'POST' | 'PATCH' | 'DELETE' | 'GET', url: string, body: unknown, token: string, remoteAddress = '203.0.113.7') =>
+    t.inject({
+      method,
+      url,
+      remoteAddress,
+      headers: { 'user-agent': 'audit-test/1.0', authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+    });
+  const ofType = async (user: Pick<TestUser, 'jwt'>, type: string): Promise<Event[]> => {
+    const res = await json(t, 'GET', `/api/audit?type=${type}`, undefined, user.jwt);
+    expect(res.statusCode, res.body).toBe(200);
+    return (res.json() as { events: Event[] }).events;
+  };
+  const sessionOf = async (jwt: string) => (await json(t, 'GET', '/api/me', undefined, jwt)).json().auth.token_id as string;
+  const byRequest = (res: { headers: Record<string, unknown> }) => ({ ip: '203.0.113.7', user_agent: 'audit-test/1.0', request_id: res.headers['x-request-id'] });
+  const bySystem = { actor: { type: 'system', id: null }, ip: null, user_agent: null, request_id: null };
+
+  it('a password change records password.changed and one session.revoked per other session ended, by the same request', async () => {
+    const user = await signup(t);
+    const others = [await sessionOf(await login(t, user.email)), await sessionOf(await login(t, user.email))];
+    const res = await send('POST', '/api/auth/password', { current_password: PASSWORD, new_password: 'an entirely new passphrase 7' }, user.jwt);
+    expect(res.statusCode, res.body).toBe(204);
+    const [changed, ...more] = await ofType(user, 'password.changed');
+    expect(more).toEqual([]);
+    expect(changed).toMatchObject({ actor: { type: 'user', id: user.id }, subject: { type: 'user', id: user.id }, details: { sessions_ended: 2 }, ...byRequest(res) });
+    const ended = await ofType(user, 'session.revoked');
+    expect(ended.map((e) => e.subject?.id).sort()).toEqual([...others].sort());
+    for (const event of ended) expect(event).toMatchObject({ actor: { type: 'user', id: user.id }, details: { reason: 'password_changed' }, ...byRequest(res) });
+  });
+
+  it('ending one session, then every other, records session.revoked for each session ended', async () => {
+    const user = await signup(t);
+    const [second, third, fourth] = [await login(t, user.email), await login(t, user.email), await login(t, user.email)];
+    const one = await sessionOf(second);
+    const rest = [await sessionOf(third), await sessionOf(fourth)];
+    const single = await send('DELETE', `/api/auth/sessions/${one}`, undefined, user.jwt);
+    expect(single.statusCode).toBe(204);
+    const all = await send('DELETE', '/api/auth/sessions', undefined, user.jwt);
+    expect(all.statusCode).toBe(204);
+    // Nothing left to end: nothing recorded.
+    expect((await send('DELETE', '/api/auth/sessions', undefined, user.jwt)).statusCode).toBe(204);
+    const ended = await ofType(user, 'session.revoked');
+    expect(ended).toHaveLength(3);
+    const [a, b, first] = ended;
+    expect(first).toMatchObject({ actor: { type: 'user', id: user.id }, subject: { type: 'session', id: one }, details: { reason: 'ended' }, ...byRequest(single) });
+    expect([a?.subject?.id, b?.subject?.id].sort()).toEqual([...rest].sort());
+    for (const event of [a, b]) expect(event).toMatchObject({ details: { reason: 'others_ended' }, ...byRequest(all) });
+  });
+
+  it('PATCH records token.updated with the new values of what changed', async () => {
+    const user = await signup(t);
+    const token = await createApiToken(t, user.jwt, { scopes: ['apps:read', 'tokens:read'], allowed_cidrs: ['10.0.0.0/8'] });
+    const res = await send('PATCH', `/api/tokens/${token.id}`, { name: 'narrowed', scopes: ['apps:read'] }, user.jwt);
+    expect(res.statusCode, res.body).toBe(200);
+    const [updated, ...more] = await ofType(user, 'token.updated');
+    expect(more).toEqual([]);
+    expect(updated).toMatchObject({ actor: { type: 'user', id: user.id }, subject: { type: 'token', id: token.id }, ...byRequest(res) });
+    expect(updated?.details).toEqual({ token_type: 'api_token', name: 'narrowed', scopes: ['apps:read'] });
+    // A PATCH that is refused changes nothing and records nothing.
+    expect((await send('PATCH', `/api/tokens/${token.id}`, { scopes: ['apps:write'] }, user.jwt)).statusCode).toBe(400);
+    expect(await ofType(user, 'token.updated')).toHaveLength(1);
+  });
+
+  it('a rotation records token.rotated naming the new token, never its value; the grace end, token.expired by the service', async () => {
+    const user = await signup(t);
+    const old = await createApiToken(t, user.jwt);
+    const res = await send('POST', `/api/tokens/${old.id}/rotate`, { grace_seconds: 60 }, user.jwt);
+    expect(res.statusCode, res.body).toBe(201);
+    const next = res.json() as { id: string; token: string };
+    const [rotated] = await ofType(user, 'token.rotated');
+    expect(rotated).toMatchObject({ actor: { type: 'user', id: user.id }, subject: { type: 'token', id: old.id }, ...byRequest(res) });
+    expect(rotated?.details).toEqual({ token_type: 'api_token', new_token_id: next.id, grace_seconds: 60 });
+    expect(JSON.stringify(rotated)).not.toContain(next.token);
+
+    await t.services.maintenance.runOnce();
+    expect(await ofType(user, 'token.expired')).toEqual([]);
+    clock.advance(61_000);
+    await t.services.maintenance.runOnce();
+    const [expired, ...more] = await ofType(user, 'token.expired');
+    expect(more).toEqual([]);
+    expect(expired).toMatchObject({ ...bySystem, subject: { type: 'token', id: old.id }, details: { token_type: 'api_token', reason: 'rotation_grace_ended' } });
+  });
+
+  it('rotating a token in its grace revokes the one it replaced, recorded as token.revoked by that request', async () => {
+    const user = await signup(t);
+    const first = await createApiToken(t, user.jwt);
+    const second = (await send('POST', `/api/tokens/${first.id}/rotate`, { grace_seconds: 600 }, user.jwt)).json() as { id: string };
+    const res = await send('POST', `/api/tokens/${second.id}/rotate`, { grace_seconds: 600 }, user.jwt);
+    expect(res.statusCode).toBe(201);
+    const [revoked, ...more] = await ofType(user, 'token.revoked');
+    expect(more).toEqual([]);
+    expect(revoked).toMatchObject({ subject: { type: 'token', id: first.id }, details: { token_type: 'api_token', reason: 'rotated_again' }, ...byRequest(res) });
+  });
+
+  it('the idle sweep records token.idle_revoked by the service, with the policy', async () => {
+    const user = await signup(t);
+    const idle = await createApiToken(t, user.jwt);
+    clock.advance(10 * DAY + 1);
+    await t.services.maintenance.runOnce();
+    const events = await ofType({ jwt: await login(t, user.email) }, 'token.idle_revoked');
+    expect(events.map((e) => e.subject?.id)).toEqual([idle.id]);
+    expect(events[0]).toMatchObject({ ...bySystem, details: { token_type: 'api_token', idle_days: 10 } });
+  });
+
+  it('refusals by an allow-list are counted, written in the background as one token.refused per token and interval', async () => {
+    const user = await signup(t);
+    const fenced = await createApiToken(t, user.jwt, { allowed_cidrs: ['198.51.100.0/24'] });
+    for (let i = 0; i < 30; i++) expect((await send('GET', '/api/me', undefined, fenced.token)).statusCode).toBe(401);
+    expect((await send('GET', '/api/me', undefined, fenced.token, '198.51.100.9')).statusCode).toBe(200);
+    // Counted in memory only: no write on the refused requests' path.
+    expect(await t.services.audit.list({ limit: 10, userId: user.id, type: 'token.refused' })).toEqual([]);
+    await t.services.refusals.flush();
+    const [refused, ...more] = await ofType(user, 'token.refused');
+    expect(more).toEqual([]);
+    expect(refused).toMatchObject({
+      actor: { type: 'api_token', id: fenced.id },
+      subject: { type: 'token', id: fenced.id },
+      ip: '203.0.113.7',
+      details: { token_type: 'api_token', refusals: 30, last_refused_at: new Date(clock.now()).toISOString() },
+    });
+    for (let i = 0; i < 3; i++) await send('GET', '/api/me', undefined, fenced.token, '192.0.2.1');
+    await t.services.refusals.flush();
+    await t.services.refusals.flush();
+    const again = await ofType(user, 'token.refused');
+    expect(again).toMatchObject([
+      { ip: '192.0.2.1', details: { refusals: 3 } },
+      { ip: '203.0.113.7', details: { refusals: 30 } },
+    ]);
+  });
+
+  it('DELETE /api/me records user.deleted by the user, kept after the account is gone', async () => {
+    const user = await signup(t);
+    const res = await send('DELETE', '/api/me', { password: PASSWORD }, user.jwt);
+    expect(res.statusCode, res.body).toBe(204);
+    const [deleted, ...more] = await t.services.audit.list({ limit: 10, userId: user.id, type: 'user.deleted' });
+    expect(more).toEqual([]);
+    expect(deleted).toMatchObject({
+      actor: { type: 'user', id: user.id },
+      subject: { type: 'user', id: user.id },
+      address: '203.0.113.7',
+      userAgent: 'audit-test/1.0',
+      requestId: res.headers['x-request-id'],
+    });
   });
 });
