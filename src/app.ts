@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { appRoutes } from './apps/routes.js';
 import { introspectionRoutes } from './auth/introspection-routes.js';
+import { auditRoutes } from './audit/routes.js';
 import { authRoutes } from './auth/routes.js';
 import { clientAddressOf } from './http/client-address.js';
 import { clientErrorHandler } from './http/client-errors.js';
@@ -22,6 +23,7 @@ import { healthRoutes } from './health/routes.js';
 import { checkReadiness } from './health/service.js';
 import { eventRoutes } from './events/routes.js';
 import { keyRoutes } from './keys/routes.js';
+import { leakRoutes } from './leaks/routes.js';
 import { requestId } from './lib/ids.js';
 import { meRoutes } from './me/routes.js';
 import { scopeRoutes } from './scopes/routes.js';
@@ -72,6 +74,7 @@ export async function createApp(services: Services, options: AppOptions = {}): P
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  app.decorate('clientAddress', clientAddress);
   const routes = collectRoutes(app);
   const lifecycle = registerRequestLifecycle(app, services.feed);
   registerAccessLog(app, clientAddress);
@@ -90,6 +93,8 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   tokenLifecycleRoutes(app, services.lifecycle);
   appRoutes(app, services.apps, services.scopes);
   scopeRoutes(app, services.scopes);
+  auditRoutes(app, services.auditLog);
+  leakRoutes(app, services.leaks);
   // Introspection takes form bodies too, as OAuth clients send them; no other route sees that parser.
   await app.register(async (forms) => {
     registerFormBodyParser(forms);

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
+import { OPERATOR_CONTEXT } from './audit/events.js';
+import { AuditArgsError, auditQuery, DEFAULT_CLI_LIMIT, printAuditEvents } from './cli/audit.js';
 import { readPassword } from './cli/password-input.js';
 import { serveCluster } from './cluster.js';
 import { type Config, ConfigError, loadConfig, parseWorkers } from './config.js';
@@ -30,6 +32,9 @@ Commands:
                                          POST /api/introspect and GET /api/events; printed once
   services list                          list active service credentials (id, name, hint, created)
   services revoke <id>                   revoke a service credential on every instance
+  audit list [--user ID] [--type T] [--since ISO] [--until ISO] [--limit N]
+                                         security events, newest first, as JSON lines
+                                         (default the last ${DEFAULT_CLI_LIMIT})
   help                                   show this text
 
 Configuration comes from environment variables; see the README.`;
@@ -83,7 +88,7 @@ const commands: Record<string, Command> = {
     if (!values.email || !values.username) throw new UsageError('users create needs --email and --username');
     const password = await readPassword(`Password for ${values.username}: `);
     await withServices(config, async (services) => {
-      const user = await services.users.create({ email: values.email ?? '', username: values.username ?? '', password });
+      const user = await services.users.create({ email: values.email ?? '', username: values.username ?? '', password }, OPERATOR_CONTEXT);
       console.log(JSON.stringify({ id: user.id, email: user.email, username: user.username }));
     });
   },
@@ -143,6 +148,11 @@ const commands: Record<string, Command> = {
       console.log(`revoked ${id}`);
     });
   },
+
+  async 'audit list'(args, config) {
+    const query = auditQuery(args);
+    await withServices(config, (services) => printAuditEvents(services.audit, query, (line) => console.log(line)));
+  },
 };
 
 class UsageError extends Error {}
@@ -179,7 +189,7 @@ async function main(argv: string[]): Promise<number> {
   } catch (error) {
     const prefix = error instanceof ConfigError ? 'configuration error: ' : '';
     console.error(`rz-auth: ${prefix}${describe(error)}`);
-    return error instanceof UsageError || error instanceof ConfigError ? 2 : 1;
+    return error instanceof UsageError || error instanceof ConfigError || error instanceof AuditArgsError ? 2 : 1;
   }
 }
 

@@ -54,6 +54,8 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** The platform's own scopes, from `SCOPES_FILE`; none when it is unset. */
   readonly scopes: readonly PlatformScope[];
+  /** How long audit events are kept (AUDIT_RETENTION_DAYS); the maintenance sweep deletes older ones. */
+  readonly auditRetentionMs: number;
   /** The operator's token lifetime rules (TOKEN_MAX_LIFETIME_DAYS, TOKEN_IDLE_REVOKE_DAYS). */
   readonly tokens: TokenPolicy;
   /** GET /api/events: the heartbeat's interval, and how many streams one service credential may hold open here. */
@@ -229,6 +231,7 @@ export function loadConfig(env: Env): Config {
     workers: parseWorkers(raw(env, 'WORKERS'), 'WORKERS'),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     scopes: parseScopes(env),
+    auditRetentionMs: int(env, 'AUDIT_RETENTION_DAYS', 365, 1, 36_500) * 86_400_000,
     tokens: {
       maxLifetimeDays: optionalInt(env, 'TOKEN_MAX_LIFETIME_DAYS', 1, 36_500),
       idleRevokeDays: optionalInt(env, 'TOKEN_IDLE_REVOKE_DAYS', 1, 36_500),

@@ -1,5 +1,8 @@
 import type { Redis } from 'ioredis';
 import { AppService } from './apps/service.js';
+import { RefusalRecorder } from './audit/refusals.js';
+import { AuditLog } from './audit/service.js';
+import { AuditStore } from './audit/store.js';
 import { AppStore } from './apps/store.js';
 import { Authenticator } from './auth/authenticator.js';
 import { UserTokens } from './auth/jwt.js';
@@ -17,10 +20,11 @@ import { KeyRing } from './keys/service.js';
 import { RateLimiter } from './ratelimit/limiter.js';
 import { connectRedis, redisReady } from './ratelimit/redis.js';
 import { KeyStore } from './keys/store.js';
+import { LeakResponse } from './leaks/service.js';
 import { LastUseRecorder } from './lib/last-use.js';
 import { Periodic } from './lib/periodic.js';
 import { Maintenance } from './maintenance/runner.js';
-import { expiredSessions, MAINTENANCE_INTERVAL_MS, oldChanges } from './maintenance/sweeps.js';
+import { expiredSessions, MAINTENANCE_INTERVAL_MS, oldAuditEvents, oldChanges } from './maintenance/sweeps.js';
 import { ScopeCatalogue } from './scopes/catalogue.js';
 import { ServiceCredentials } from './services/service.js';
 import { ServiceCredentialStore } from './services/store.js';
@@ -50,6 +54,13 @@ export interface Services {
   /** Token detail, narrowing, rotation and an app's tokens (contract §8). */
   readonly lifecycle: TokenLifecycle;
   readonly apps: AppService;
+  /** The audit log: users read their own events, the operator everyone's (CLI). */
+  readonly audit: AuditStore;
+  readonly auditLog: AuditLog;
+  /** Revokes reported leaked tokens (POST /api/tokens/leaked). */
+  readonly leaks: LeakResponse;
+  /** Counts requests refused by a token's allow-list; writes `token.refused` in the background. */
+  readonly refusals: RefusalRecorder;
   /** Every scope a token can carry: the built-in ones and the platform's (SCOPES_FILE). */
   readonly scopes: ScopeCatalogue;
   /** The platform services' credentials (`rzs_`), managed with the CLI. */
@@ -120,6 +131,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   const sessionStore = new SessionStore(db);
   const userStore = new UserStore(db);
   const changeStore = new ChangeStore(db);
+  const audit = new AuditStore(db);
   const feedError = (error: unknown) => onError(error, 'change feed');
   const feed = new ChangeFeed(changeStore, changeSource(database, changeStore, redis, config.redisPrefix), feedError);
   if (!(await feed.start()) && requireFeed) {
@@ -140,10 +152,12 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   usage.start();
   const sessionUsage = new LastUseRecorder((uses) => sessionStore.recordUsage(uses), config.usageFlushMs, (error) => onError(error, 'session last-used flush'));
   sessionUsage.start();
+  const refusals = new RefusalRecorder((events) => audit.record(events), (error) => onError(error, 'token refusals'));
+  refusals.start();
 
   const users = new UserService(userStore, hasher, feed, clock, { minLength: passwords.minLength, blocklist: loadBlocklist() });
   const serviceStore = new ServiceCredentialStore(db);
-  const authenticator = new Authenticator({ tokens: tokenStore, services: serviceStore, sessions: sessionStore, users: userStore, userTokens, usage, sessionUsage, clock });
+  const authenticator = new Authenticator({ tokens: tokenStore, services: serviceStore, sessions: sessionStore, users: userStore, userTokens, usage, sessionUsage, refusals, clock });
   feed.subscribe(async (change) => {
     try {
       // New keys first, then drop cached verifications, so nothing is re-cached under the old keys.
@@ -161,6 +175,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
       oldChanges(changeStore, config.changes.retentionMs),
       endedGraces(lifecycleStore, feed),
       idleTokens(lifecycleStore, usage, feed, config.tokens),
+      oldAuditEvents(audit, config.auditRetentionMs),
     ],
     clock,
     MAINTENANCE_INTERVAL_MS,
@@ -181,11 +196,16 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
       feed,
       clock,
       signupEnabled: config.signupEnabled,
+      audit,
     }),
     accountSecurity: new AccountSecurity({ sessions: sessionStore, userStore, users, hasher, usage: sessionUsage, feed, clock }),
     tokens: new TokenService(tokenStore, usage, feed, clock, scopes, config.tokens),
     lifecycle: new TokenLifecycle(lifecycleStore, usage, feed, clock, config.tokens),
     apps: new AppService(new AppStore(db), feed, clock, scopes, config.tokens),
+    audit,
+    auditLog: new AuditLog(audit),
+    leaks: new LeakResponse({ tokens: tokenStore, services: serviceStore, feed, clock }),
+    refusals,
     scopes,
     serviceCredentials: new ServiceCredentials(serviceStore, feed, clock),
     keys,
@@ -202,6 +222,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
       await polling.stop();
       await usage.stop();
       await sessionUsage.stop();
+      await refusals.stop();
       await redis?.quit().catch(() => redis.disconnect());
       await database.close();
     },

@@ -13,6 +13,8 @@ export const TAGS = {
   apps: 'Apps and app tokens',
   keys: 'Public signing keys',
   scopes: 'The scopes tokens can carry: rz-auth\'s own and the platform\'s',
+  audit: 'Your security log: the audit events of your account',
+  leaks: 'Leak response: reporting leaked tokens, and the token formats scanners look for',
   platform: 'For the platform\'s services, with a service credential: introspection and the event stream',
   operations: 'Health and readiness probes',
 } as const;
@@ -23,7 +25,7 @@ export type Tag = keyof typeof TAGS;
 export const OPTIONAL_BODY = 'x-optional-body';
 
 /** The verbs an operationId may start with; a generated client's method reads as what it does. */
-export const VERBS = ['get', 'list', 'create', 'register', 'issue', 'revoke', 'delete', 'update', 'rotate', 'sign', 'log', 'check', 'introspect', 'stream'] as const;
+export const VERBS = ['get', 'list', 'create', 'register', 'issue', 'revoke', 'delete', 'update', 'rotate', 'sign', 'log', 'check', 'introspect', 'stream', 'report'] as const;
 
 /** A stable, verb-first operationId: `createApiToken`, `listApps`. */
 export type OperationId = `${(typeof VERBS)[number]}${Capitalize<string>}`;
@@ -49,6 +51,8 @@ export type OperationSpec = Access & {
   readonly consumes?: readonly string[];
   /** Request headers the operation reads. */
   readonly headers?: TSchema;
+  /** Query parameters: an object of strings (nothing is coerced). */
+  readonly querystring?: TSchema;
   readonly params?: TSchema;
   readonly success: Successes;
   /** What the operation itself can answer; what the guard, body parser and limits answer is added. */
@@ -60,7 +64,8 @@ type ResponseSchemas<R extends Successes> = { readonly [K in keyof R]: R[K] exte
 /** The request schemas the spec gives, and no key for one it does not (Fastify warns of an empty one). */
 type RequestSchemas<S extends OperationSpec> = (S extends { readonly body: infer B } ? { readonly body: B } : unknown) &
   (S extends { readonly params: infer P } ? { readonly params: P } : unknown) &
-  (S extends { readonly headers: infer H } ? { readonly headers: H } : unknown);
+  (S extends { readonly headers: infer H } ? { readonly headers: H } : unknown) &
+  (S extends { readonly querystring: infer Q } ? { readonly querystring: Q } : unknown);
 
 /** The parts of Fastify route options that {@link operation} fills in. */
 export interface Operation<S extends OperationSpec> {
@@ -82,6 +87,7 @@ function problemsOf(spec: OperationSpec): Set<ProblemCode> {
   // More than one Authorization header is 400 invalid_request (RFC 6750); then the guard's answers.
   if (spec.auth !== 'public') for (const code of ['validation_failed', 'unauthorized', 'invalid_token', 'insufficient_scope'] as const) problems.add(code);
   if (spec.body) for (const code of ['validation_failed', 'unsupported_media_type', 'payload_too_large'] as const) problems.add(code);
+  if (spec.querystring) problems.add('validation_failed');
   // A malformed id is answered like an unknown one.
   if (spec.params) problems.add('not_found');
   if (spec.auth !== 'public' || spec.rateLimit !== 'none') problems.add('rate_limited');
@@ -121,6 +127,7 @@ export function operation<const S extends OperationSpec>(spec: S): Operation<S> 
       ...(spec.optionalBody ? { [OPTIONAL_BODY]: true } : {}),
       ...(spec.consumes ? { consumes: [...spec.consumes] } : {}),
       ...(spec.headers ? { headers: spec.headers } : {}),
+      ...(spec.querystring ? { querystring: spec.querystring } : {}),
       response,
     } as Operation<S>['schema'],
   };

@@ -28,7 +28,7 @@ export interface RouteAuth {
  * those that check the user's password (`password`) also by the login limits, per client address
  * and per the user's email, exactly as if each request were a login.
  */
-export type RouteRateLimit = 'address' | 'login' | 'signup' | 'password';
+export type RouteRateLimit = 'address' | 'login' | 'signup' | 'password' | 'leak-report';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf } from '../api/route.js';
 import { AllowedCidrs, IdParams, Label, Timestamp, Uuid } from '../api/schemas.js';
@@ -61,7 +62,7 @@ export function appRoutes(app: Http, apps: AppService, catalogue: ScopeCatalogue
       success: { 201: { description: 'Registered: the app and its first app token.', schema: RegisteredApp } },
     }),
     handler: async (request, reply) => {
-      const { app: created, token } = await apps.register(principalOf(request).user.id, request.body);
+      const { app: created, token } = await apps.register(principalOf(request).user.id, request.body, contextOf(request));
       return reply.code(201).send({ ...record(created), token: token.value, token_id: token.tokenId });
     },
   });
@@ -102,7 +103,7 @@ export function appRoutes(app: Http, apps: AppService, catalogue: ScopeCatalogue
       success: { 204: { description: 'Deleted.' } },
     }),
     handler: async (request, reply) => {
-      await apps.delete(principalOf(request).user.id, request.params.id);
+      await apps.delete(principalOf(request).user.id, request.params.id, contextOf(request));
       return reply.code(204).send(null);
     },
   });
@@ -122,7 +123,7 @@ export function appRoutes(app: Http, apps: AppService, catalogue: ScopeCatalogue
     handler: async (request, reply) => {
       // Validated against the body schema whenever a body was sent; without one there are no scopes.
       const input: IssueAppTokenInput = request.body ?? {};
-      return reply.code(201).send(issued(await apps.issueToken(principalOf(request).user.id, request.params.id, input)));
+      return reply.code(201).send(issued(await apps.issueToken(principalOf(request).user.id, request.params.id, input, contextOf(request))));
     },
   });
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { type AuditEvent, auditEvent, type RequestContext } from '../audit/events.js';
 import type { Principal } from '../auth/principal.js';
 import type { ChangeFeed } from '../changes/feed.js';
 import { type Clock, iso } from '../clock.js';
@@ -7,7 +8,8 @@ import { isUuid } from '../lib/ids.js';
 import { cleanLabel, cleanText } from '../lib/text.js';
 import type { ScopeCatalogue } from '../scopes/catalogue.js';
 import { impliedExpiry, NO_POLICY, type TokenPolicy } from '../tokens/policy.js';
-import { isFieldError, mintToken, requestedCidrs } from '../tokens/service.js';
+import { isFieldError, mintToken, requestedCidrs, tokenDetails } from '../tokens/service.js';
+import type { NewToken } from '../tokens/store.js';
 import type { App, AppStore } from './store.js';
 
 export interface AppTokenInput {
@@ -50,7 +52,7 @@ export class AppService {
   }
 
   /** Registers an app and issues its first app token in one transaction. */
-  async register(userId: string, input: RegisterAppInput): Promise<{ app: App; token: IssuedAppToken }> {
+  async register(userId: string, input: RegisterAppInput, context: RequestContext): Promise<{ app: App; token: IssuedAppToken }> {
     const errors: FieldError[] = [];
     const name = cleanLabel(input.name, 'name', 100);
     const description = cleanText(input.description ?? '', 'description', 1000);
@@ -64,7 +66,11 @@ export class AppService {
     const app: App = { id: randomUUID(), userId, name, description, createdAt };
     const fields = { userId, appId: app.id, name, scopes: sorted(input.scopes), createdAt, expiresAt: this.expiry(now), allowedCidrs: null };
     const minted = mintToken('app', fields);
-    await this.store.insertWithToken(app, minted.record);
+    const events = [
+      auditEvent({ type: 'app.registered', userId, subject: { type: 'app', id: app.id }, details: { name } }, context, now),
+      this.tokenCreated(minted.record, context, now),
+    ];
+    await this.store.insertWithToken(app, minted.record, events);
     return { app, token: { value: minted.value, tokenId: minted.record.id, createdAt } };
   }
 
@@ -79,13 +85,15 @@ export class AppService {
   }
 
   /** Deletes the app; every token of the app is revoked with it. */
-  async delete(userId: string, id: string): Promise<void> {
-    if (!isUuid(id) || !(await this.store.delete(id, userId, iso(this.clock.now())))) throw notFound();
+  async delete(userId: string, id: string, context: RequestContext): Promise<void> {
+    const now = this.clock.now();
+    const event = auditEvent({ type: 'app.deleted', userId, subject: { type: 'app', id } }, context, now);
+    if (!isUuid(id) || !(await this.store.delete(id, userId, iso(now), event))) throw notFound();
     await this.feed.committed('app', id);
   }
 
   /** Issues an additional token for the app (rotation: issue, deploy, then revoke the old one). */
-  async issueToken(userId: string, appId: string, input: IssueAppTokenInput = {}): Promise<IssuedAppToken> {
+  async issueToken(userId: string, appId: string, input: IssueAppTokenInput, context: RequestContext): Promise<IssuedAppToken> {
     const errors = this.catalogue.check('app_token', input.scopes);
     const allowedCidrs = requestedCidrs(input.allowed_cidrs);
     if (isFieldError(allowedCidrs)) errors.push(allowedCidrs);
@@ -95,8 +103,13 @@ export class AppService {
     const createdAt = iso(now);
     const fields = { userId, appId: app.id, name: app.name, scopes: sorted(input.scopes), createdAt, expiresAt: this.expiry(now), allowedCidrs };
     const minted = mintToken('app', fields);
-    if (!(await this.store.insertToken(minted.record))) throw notFound();
+    if (!(await this.store.insertToken(minted.record, this.tokenCreated(minted.record, context, now)))) throw notFound();
     return { value: minted.value, tokenId: minted.record.id, createdAt };
+  }
+
+  private tokenCreated(token: NewToken, context: RequestContext, now: number): AuditEvent {
+    const details = { ...tokenDetails(token.kind, token.appId), scopes: token.scopes };
+    return auditEvent({ type: 'token.created', userId: token.userId, subject: { type: 'token', id: token.id }, details }, context, now);
   }
 
   private async find(userId: string, id: string): Promise<App> {

@@ -1,4 +1,6 @@
 import type { Kysely } from 'kysely';
+import type { AuditEvent } from '../audit/events.js';
+import { recordAudit } from '../audit/store.js';
 import { recordChange } from '../changes/store.js';
 import { isForeignKeyViolation } from '../db/dialect.js';
 import type { AppsTable, Tables } from '../db/tables.js';
@@ -25,14 +27,15 @@ const toApp = (row: AppsTable): App => ({
 export class AppStore {
   constructor(private readonly db: Kysely<Tables>) {}
 
-  /** Inserts the app and its first token atomically: no app is ever left without its token. */
-  async insertWithToken(app: App, token: NewToken): Promise<void> {
+  /** Inserts the app and its first token atomically, with their audit events: no app is ever left without its token. */
+  async insertWithToken(app: App, token: NewToken, events: readonly AuditEvent[] = []): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await trx
         .insertInto('apps')
         .values({ id: app.id, user_id: app.userId, name: app.name, description: app.description, created_at: app.createdAt })
         .execute();
       await insertToken(trx, token);
+      await recordAudit(trx, events);
     });
   }
 
@@ -40,7 +43,7 @@ export class AppStore {
    * Adds a token to an app owned by `token.userId`. False when there is no such app, also when a
    * concurrent delete wins the race; the foreign key makes an orphan token impossible.
    */
-  async insertToken(token: NewToken): Promise<boolean> {
+  async insertToken(token: NewToken, event?: AuditEvent): Promise<boolean> {
     if (token.appId === null) throw new TypeError('an app token needs an app id');
     const appId = token.appId;
     try {
@@ -53,6 +56,7 @@ export class AppStore {
           .executeTakeFirst();
         if (!app) return false;
         await insertToken(trx, token);
+        if (event) await recordAudit(trx, event);
         return true;
       });
     } catch (error) {
@@ -79,11 +83,12 @@ export class AppStore {
   }
 
   /** Deletes the app and, by cascade, every token it has. */
-  async delete(id: string, userId: string, at: string): Promise<boolean> {
+  async delete(id: string, userId: string, at: string, event?: AuditEvent): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       const result = await trx.deleteFrom('apps').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
       if (result.numDeletedRows === 0n) return false;
       await recordChange(trx, 'app', id, at, { type: 'app.deleted', data: { app_id: id, user_id: userId } });
+      if (event) await recordAudit(trx, event);
       return true;
     });
   }

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf } from '../api/route.js';
 import { UserSummary } from '../api/schemas.js';
@@ -63,7 +64,7 @@ export function authRoutes(app: Http, accounts: AccountService, clientAddress: (
       problems: ['forbidden', 'conflict'],
     }),
     handler: async (request, reply) => {
-      const grant = await accounts.signup(request.body, clientOf(request));
+      const grant = await accounts.signup(request.body, contextOf(request), clientOf(request));
       return reply.code(201).send(toResponse(grant));
     },
   });
@@ -80,7 +81,7 @@ export function authRoutes(app: Http, accounts: AccountService, clientAddress: (
       success: { 200: { description: 'Logged in: a user token and the account.', schema: SessionResponse } },
       problems: ['invalid_credentials'],
     }),
-    handler: async (request) => toResponse(await accounts.login(request.body.email, request.body.password, clientOf(request))),
+    handler: async (request) => toResponse(await accounts.login(request.body.email, request.body.password, contextOf(request), clientOf(request))),
   });
 
   app.post('/api/auth/logout', {
@@ -93,7 +94,7 @@ export function authRoutes(app: Http, accounts: AccountService, clientAddress: (
       success: { 204: { description: 'Logged out.' } },
     }),
     handler: async (request, reply) => {
-      await accounts.logout(principalOf(request));
+      await accounts.logout(principalOf(request), contextOf(request));
       return reply.code(204).send(null);
     },
   });

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { auditEvent, type RequestContext } from '../audit/events.js';
+import type { AuditStore } from '../audit/store.js';
 import type { ChangeFeed } from '../changes/feed.js';
 import { type Clock, iso } from '../clock.js';
 import { ProblemError } from '../errors.js';
@@ -41,14 +43,16 @@ export class AccountService {
       readonly feed: ChangeFeed;
       readonly clock: Clock;
       readonly signupEnabled: boolean;
+      readonly audit: AuditStore;
     },
   ) {}
 
-  async signup(input: NewUserInput, client: ClientInfo): Promise<SessionGrant> {
+  async signup(input: NewUserInput, context: RequestContext, client: ClientInfo): Promise<SessionGrant> {
     if (!this.deps.signupEnabled) {
       throw new ProblemError('forbidden', { detail: 'Signup is closed on this server. Ask an administrator for an account.' });
     }
-    const user = await this.deps.users.create(input);
+    // The signup's own event covers the session it opens.
+    const user = await this.deps.users.create(input, context);
     return this.startSession(user, client);
   }
 
@@ -56,40 +60,59 @@ export class AccountService {
    * Every failure is the same invalid_credentials, and an unknown email still costs one argon2id
    * verification (against a dummy hash), so neither the answer nor its timing reveals accounts.
    */
-  async login(email: string, password: string, client: ClientInfo): Promise<SessionGrant> {
+  async login(email: string, password: string, context: RequestContext, client: ClientInfo): Promise<SessionGrant> {
     const normalized = normalizePassword(password);
     const user = await this.deps.userStore.findByEmail(normalizeEmail(email));
-    if (Buffer.byteLength(normalized) > MAX_PASSWORD_BYTES) throw invalidCredentials();
+    if (Buffer.byteLength(normalized) > MAX_PASSWORD_BYTES) throw await this.failed(user, context);
     const ok = user ? await this.deps.hasher.verify(user.passwordHash, normalized) : await this.deps.hasher.verifyDummy(normalized);
-    if (!user || !ok) throw invalidCredentials();
+    if (!user || !ok) throw await this.failed(user, context);
     let verified = user.passwordHash;
     if (this.deps.hasher.needsRehash(verified)) {
       // Parameters were raised since this hash was made: upgrade it now that we know the password.
       const upgraded = await this.deps.hasher.hash(normalized);
       if (await this.deps.userStore.upgradePasswordHash(user.id, upgraded, verified)) verified = upgraded;
     }
-    return this.startSession(user, client, verified);
+    return this.startSession(user, client, { hash: verified, context });
   }
 
   /** Ends the session behind a user token; the same token is rejected from the next request on. */
-  async logout(principal: Principal): Promise<void> {
-    await this.deps.sessions.revoke(principal.credentialId, iso(this.deps.clock.now()));
+  async logout(principal: Principal, context: RequestContext): Promise<void> {
+    const now = this.deps.clock.now();
+    const event = auditEvent({ type: 'session.logged_out', userId: principal.user.id, subject: { type: 'session', id: principal.credentialId } }, context, now);
+    await this.deps.sessions.revoke(principal.credentialId, iso(now), event);
     await this.deps.feed.committed('session', principal.credentialId);
   }
 
   /**
-   * Opens a session. After a login, only while the password is still the one verified
-   * (`verifiedHash`): a password changed meanwhile ended every other session, and this login, made
-   * with the old password, fails like any wrong password.
+   * Records a failed login and returns the error to throw. Every failure writes one event, so the
+   * write reveals no more than the answer. An unknown email is nobody's event and records nothing
+   * of what was typed; failures are bounded by the login limits, which refuse a request before it
+   * gets here.
    */
-  private async startSession(user: User, client: ClientInfo, verifiedHash?: string): Promise<SessionGrant> {
+  private async failed(user: User | undefined, context: RequestContext): Promise<ProblemError> {
+    const subject = user ? { type: 'user' as const, id: user.id } : null;
+    await this.deps.audit.record(auditEvent({ type: 'login.failed', userId: user?.id ?? null, subject }, context, this.deps.clock.now()));
+    return invalidCredentials();
+  }
+
+  /**
+   * Opens a session. After a login, only while the password is still the one verified
+   * (`login.hash`): a password changed meanwhile ended every other session, and this login, made
+   * with the old password, fails like any wrong password. A login's `context` records it
+   * (`login.succeeded`, in the same transaction as the session).
+   */
+  private async startSession(user: User, client: ClientInfo, login?: { hash: string; context: RequestContext }): Promise<SessionGrant> {
     const now = this.deps.clock.now();
     const sessionId = randomUUID();
     const { token, expiresAt } = await this.deps.userTokens.issue(user.id, sessionId, now);
     const userAgent = printable(client.userAgent ?? '', MAX_USER_AGENT) || null;
     const session = { id: sessionId, userId: user.id, createdAt: iso(now), expiresAt: iso(expiresAt), clientAddress: client.address || null, userAgent };
-    if (verifiedHash === undefined) await this.deps.sessions.insert(session);
-    else if (!(await this.deps.sessions.insertForPassword(session, verifiedHash))) throw invalidCredentials();
+    if (login === undefined) {
+      await this.deps.sessions.insert(session);
+    } else {
+      const event = auditEvent({ type: 'login.succeeded', userId: user.id, actor: { type: 'user', id: user.id }, subject: { type: 'session', id: sessionId } }, login.context, now);
+      if (!(await this.deps.sessions.insertForPassword(session, login.hash, event))) throw await this.failed(user, login.context);
+    }
     return { token, user: { id: user.id, email: user.email, username: user.username, createdAt: user.createdAt } };
   }
 }

@@ -6,6 +6,7 @@ import * as m0003 from './migrations/0003_change_events.js';
 import * as m0004 from './migrations/0004_service_credentials.js';
 import * as m0005 from './migrations/0005_token_lifecycle.js';
 import * as m0006 from './migrations/0006_session_details.js';
+import * as m0007 from './migrations/0007_audit_events.js';
 
 /** Migrations are imported statically so the build output needs no directory scanning. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -15,6 +16,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0004_service_credentials': m0004,
   '0005_token_lifecycle': m0005,
   '0006_session_details': m0006,
+  '0007_audit_events': m0007,
 };
 
 /**

@@ -100,6 +100,25 @@ export interface ChangesTable {
   event: string | null;
 }
 
+/** One security event (contract §9). Never a secret: no token value, digest or password. */
+export interface AuditEventsTable {
+  seq: Generated<number>;
+  id: string;
+  type: string;
+  occurred_at: string;
+  /** Whose log the event is in; null when it is nobody's (a failed login for an unknown email). */
+  user_id: string | null;
+  actor_type: string;
+  actor_id: string | null;
+  subject_type: string | null;
+  subject_id: string | null;
+  client_address: string | null;
+  user_agent: string | null;
+  request_id: string | null;
+  /** JSON object. */
+  details: string;
+}
+
 export interface Tables {
   users: UsersTable;
   sessions: SessionsTable;
@@ -109,4 +128,5 @@ export interface Tables {
   signing_keys: SigningKeysTable;
   service_credentials: ServiceCredentialsTable;
   changes: ChangesTable;
+  audit_events: AuditEventsTable;
 }

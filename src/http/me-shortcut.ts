@@ -42,7 +42,8 @@ export function meShortcut(deps: ShortcutDeps, fastify: RequestHandler): Request
     // Computed once: the allow-list check, the usage record and the access line all need it.
     const address = deps.clientAddress(req);
     try {
-      const result = deps.authenticator.authenticate(readBearerToken(req), address);
+      // A refusal is handed on to the route, which records it.
+      const result = deps.authenticator.authenticate(readBearerToken(req), address, false);
       if (result instanceof Promise) {
         result.catch(() => undefined);
         return fastify(req, res);

@@ -40,8 +40,9 @@ export class RequestLimits {
     if (!decision.allowed) throw rateLimited(decision);
   }
 
-  byAddress(request: FastifyRequest): Promise<void> {
-    return this.enforce(request, 'address', this.addressOf(request));
+  /** Counts one request of the client address, under the general policy or a route's own. */
+  byAddress(request: FastifyRequest, policy: 'address' | 'leak-report' = 'address'): Promise<void> {
+    return this.enforce(request, policy, this.addressOf(request));
   }
 
   /**
@@ -93,8 +94,8 @@ export function registerRateLimits(app: FastifyInstance, limits: RequestLimits):
   app.decorateRequest('rateLimits', null);
   app.addHook('onRoute', (route) => {
     const kind = route.config?.rateLimit;
-    if (kind === 'address') {
-      route.onRequest = [...[route.onRequest ?? []].flat(), async (request: FastifyRequest) => limits.byAddress(request)];
+    if (kind === 'address' || kind === 'leak-report') {
+      route.onRequest = [...[route.onRequest ?? []].flat(), async (request: FastifyRequest) => limits.byAddress(request, kind)];
     } else if (kind === 'login' || kind === 'signup') {
       // After validation: the submitted email is needed, and a malformed body costs nothing.
       route.preHandler = [

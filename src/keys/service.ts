@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
+import { auditEvent, OPERATOR_CONTEXT, type RequestContext, SYSTEM_CONTEXT } from '../audit/events.js';
 import type { ChangeFeed } from '../changes/feed.js';
 import { type Clock, iso } from '../clock.js';
 import type { KeyStore, StoredKey } from './store.js';
@@ -47,7 +48,7 @@ export class KeyRing {
   async load(): Promise<void> {
     let keys = await this.store.list();
     if (!keys.some((k) => k.retiredAt === null)) {
-      await this.rotate();
+      await this.rotate({ context: SYSTEM_CONTEXT });
       keys = await this.store.list();
     }
     await this.install(keys);
@@ -58,7 +59,7 @@ export class KeyRing {
    * verification until their tokens expire; `immediate` drops them at once (key compromise),
    * which invalidates every token they signed.
    */
-  async rotate(options: { immediate?: boolean } = {}): Promise<string> {
+  async rotate(options: { immediate?: boolean; context?: RequestContext } = {}): Promise<string> {
     const { privateKey, publicKey } = await generateKeyPair(JWT_ALG, { crv: 'Ed25519', extractable: true });
     const kid = randomUUID();
     const now = this.clock.now();
@@ -70,7 +71,9 @@ export class KeyRing {
       createdAt: iso(now),
       retiredAt: null,
     };
-    await this.store.rotate(key, options.immediate ? { dropAllOthers: true } : { dropBefore: iso(now - this.retireWindowMs) });
+    const immediate = options.immediate ?? false;
+    const event = auditEvent({ type: 'keys.rotated', userId: null, subject: { type: 'signing_key', id: kid }, details: { immediate } }, options.context ?? OPERATOR_CONTEXT, now);
+    await this.store.rotate(key, immediate ? { dropAllOthers: true, event } : { dropBefore: iso(now - this.retireWindowMs), event });
     await this.install(await this.store.list());
     // Like any revocation: this process's caches forget verifications by dropped keys at once.
     await this.feed.committed('keys', kid);

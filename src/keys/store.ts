@@ -1,4 +1,6 @@
 import type { Kysely } from 'kysely';
+import type { AuditEvent } from '../audit/events.js';
+import { recordAudit } from '../audit/store.js';
 import { recordChange } from '../changes/store.js';
 import type { Tables } from '../db/tables.js';
 
@@ -32,7 +34,7 @@ export class KeyStore {
    * Adds a key that takes over signing. Every older active key is retired (it keeps verifying the
    * tokens it signed); with `dropBefore`, keys retired before that time are deleted.
    */
-  async rotate(key: StoredKey, options: { dropBefore?: string; dropAllOthers?: boolean } = {}): Promise<void> {
+  async rotate(key: StoredKey, options: { dropBefore?: string; dropAllOthers?: boolean; event?: AuditEvent } = {}): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await trx.updateTable('signing_keys').set({ retired_at: key.createdAt }).where('retired_at', 'is', null).execute();
       if (options.dropAllOthers) await trx.deleteFrom('signing_keys').execute();
@@ -49,6 +51,7 @@ export class KeyStore {
         })
         .execute();
       await recordChange(trx, 'keys', key.kid, key.createdAt, { type: 'keys.changed', data: {} });
+      if (options.event) await recordAudit(trx, options.event);
     });
   }
 }

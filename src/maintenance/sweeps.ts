@@ -1,3 +1,4 @@
+import type { AuditStore } from '../audit/store.js';
 import type { ChangeStore } from '../changes/store.js';
 import { iso } from '../clock.js';
 import type { SessionStore } from '../sessions/store.js';
@@ -26,4 +27,10 @@ export const expiredSessions = (sessions: SessionStore, graceMs = SESSION_GRACE_
 export const oldChanges = (changes: ChangeStore, retentionMs: number): Sweep => ({
   name: 'change log',
   run: (now) => changes.prune(iso(now - retentionMs)),
+});
+
+/** Audit events older than AUDIT_RETENTION_DAYS. */
+export const oldAuditEvents = (audit: AuditStore, retentionMs: number): Sweep => ({
+  name: 'audit log',
+  run: (now) => audit.prune(iso(now - retentionMs)),
 });

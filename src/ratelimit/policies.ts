@@ -21,6 +21,11 @@ export const POLICIES = {
   },
   'signup-address': { env: 'RATE_LIMIT_SIGNUP_ADDRESS', fallback: '10/3600', description: 'Signups per client address.' },
   'signup-email': { env: 'RATE_LIMIT_SIGNUP_EMAIL', fallback: '5/3600', description: 'Signups per submitted email.' },
+  'leak-report': {
+    env: 'RATE_LIMIT_LEAK_REPORT',
+    fallback: '60/60',
+    description: 'Leak reports (POST /api/tokens/leaked, no authentication) per client address.',
+  },
   service: {
     env: 'RATE_LIMIT_SERVICE',
     fallback: '60000/60',

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { auditEvent, OPERATOR_CONTEXT, type RequestContext } from '../audit/events.js';
 import type { ChangeFeed } from '../changes/feed.js';
 import { type Clock, iso } from '../clock.js';
 import { validationFailed } from '../errors.js';
@@ -25,12 +26,14 @@ export class ServiceCredentials {
   ) {}
 
   /** @throws validation_failed for a blank, long or control-character name. */
-  async create(name: string): Promise<CreatedServiceCredential> {
+  async create(name: string, context: RequestContext = OPERATOR_CONTEXT): Promise<CreatedServiceCredential> {
     const clean = cleanLabel(name, 'name', 100);
     if (typeof clean !== 'string') throw validationFailed([clean]);
     const token = generateToken('service');
-    const credential: ServiceCredential = { id: randomUUID(), name: clean, hint: tokenHint(token, 'service'), createdAt: iso(this.clock.now()), revokedAt: null };
-    await this.store.insert({ ...credential, digest: tokenDigest(token) });
+    const now = this.clock.now();
+    const credential: ServiceCredential = { id: randomUUID(), name: clean, hint: tokenHint(token, 'service'), createdAt: iso(now), revokedAt: null };
+    const event = auditEvent({ type: 'service_credential.created', userId: null, subject: { type: 'service_credential', id: credential.id }, details: { name: clean } }, context, now);
+    await this.store.insert({ ...credential, digest: tokenDigest(token) }, event);
     return { token, credential };
   }
 
@@ -39,8 +42,10 @@ export class ServiceCredentials {
   }
 
   /** Revokes a credential on every instance: its requests and open streams end. False when unknown or already revoked. */
-  async revoke(id: string): Promise<boolean> {
-    if (!isUuid(id) || !(await this.store.revoke(id, iso(this.clock.now())))) return false;
+  async revoke(id: string, context: RequestContext = OPERATOR_CONTEXT): Promise<boolean> {
+    const now = this.clock.now();
+    const event = auditEvent({ type: 'service_credential.revoked', userId: null, subject: { type: 'service_credential', id } }, context, now);
+    if (!isUuid(id) || !(await this.store.revoke(id, iso(now), event))) return false;
     await this.feed.committed('service', id);
     return true;
   }

@@ -1,4 +1,6 @@
 import type { Kysely } from 'kysely';
+import type { AuditEvent } from '../audit/events.js';
+import { recordAudit } from '../audit/store.js';
 import { recordChange } from '../changes/store.js';
 import type { ServiceCredentialsTable, Tables } from '../db/tables.js';
 
@@ -25,11 +27,15 @@ const COLUMNS = ['id', 'name', 'hint', 'created_at', 'revoked_at'] as const;
 export class ServiceCredentialStore {
   constructor(private readonly db: Kysely<Tables>) {}
 
-  async insert(credential: Omit<ServiceCredential, 'revokedAt'> & { readonly digest: string }): Promise<void> {
-    await this.db
-      .insertInto('service_credentials')
-      .values({ id: credential.id, name: credential.name, digest: credential.digest, hint: credential.hint, created_at: credential.createdAt })
-      .execute();
+  /** Inserts a credential, with the audit event of its creation when there is one. */
+  async insert(credential: Omit<ServiceCredential, 'revokedAt'> & { readonly digest: string }, event?: AuditEvent): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('service_credentials')
+        .values({ id: credential.id, name: credential.name, digest: credential.digest, hint: credential.hint, created_at: credential.createdAt })
+        .execute();
+      if (event) await recordAudit(trx, event);
+    });
   }
 
   async findByDigest(digest: string): Promise<ServiceCredential | undefined> {
@@ -44,12 +50,13 @@ export class ServiceCredentialStore {
   }
 
   /** Revokes an active credential and records the change; false when there is none with this id. */
-  async revoke(id: string, at: string): Promise<boolean> {
+  async revoke(id: string, at: string, event?: AuditEvent): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       const result = await trx.updateTable('service_credentials').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
       if (result.numUpdatedRows === 0n) return false;
       // Not an event of the stream: the services' own credentials are none of the other services' business.
       await recordChange(trx, 'service', id, at, null);
+      if (event) await recordAudit(trx, event);
       return true;
     });
   }

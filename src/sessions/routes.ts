@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf } from '../api/route.js';
 import { IdParams, NullableTimestamp, Timestamp, Uuid } from '../api/schemas.js';
@@ -74,7 +75,7 @@ export function sessionRoutes(app: Http, security: AccountSecurity): void {
       problems: ['invalid_credentials'],
     }),
     handler: async (request, reply) => {
-      await security.changePassword(principalOf(request), request.body.current_password, request.body.new_password);
+      await security.changePassword(principalOf(request), request.body.current_password, request.body.new_password, contextOf(request));
       return reply.code(204).send(null);
     },
   });
@@ -102,7 +103,7 @@ export function sessionRoutes(app: Http, security: AccountSecurity): void {
       success: { 204: { description: 'Ended.' } },
     }),
     handler: async (request, reply) => {
-      await security.revoke(principalOf(request), request.params.id);
+      await security.revoke(principalOf(request), request.params.id, contextOf(request));
       return reply.code(204).send(null);
     },
   });
@@ -117,7 +118,7 @@ export function sessionRoutes(app: Http, security: AccountSecurity): void {
       success: { 204: { description: 'Every other session has ended.' } },
     }),
     handler: async (request, reply) => {
-      await security.revokeOthers(principalOf(request));
+      await security.revokeOthers(principalOf(request), contextOf(request));
       return reply.code(204).send(null);
     },
   });
@@ -136,7 +137,7 @@ export function sessionRoutes(app: Http, security: AccountSecurity): void {
       problems: ['invalid_credentials'],
     }),
     handler: async (request, reply) => {
-      await security.deleteAccount(principalOf(request), request.body.password);
+      await security.deleteAccount(principalOf(request), request.body.password, contextOf(request));
       return reply.code(204).send(null);
     },
   });

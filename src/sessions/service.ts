@@ -1,3 +1,4 @@
+import { type AuditEvent, auditEvent, type RequestContext } from '../audit/events.js';
 import type { Principal } from '../auth/principal.js';
 import type { ChangeFeed } from '../changes/feed.js';
 import { type Clock, iso } from '../clock.js';
@@ -31,6 +32,13 @@ export interface AccountSecurityDeps {
   readonly clock: Clock;
 }
 
+/**
+ * One `session.revoked` per session ended, each in its owner's log with why: `ended` (that
+ * session alone), `others_ended` (every session but the caller's), `password_changed`.
+ */
+const sessionsEnded = (userId: string, ended: readonly string[], reason: string, context: RequestContext, now: number): AuditEvent[] =>
+  ended.map((id) => auditEvent({ type: 'session.revoked', userId, subject: { type: 'session', id }, details: { reason } }, context, now));
+
 /** The latest of two ISO 8601 UTC times (they compare as strings), either possibly absent. */
 const latest = (a: string | null, b: string | null): string | null => (a === null ? b : b === null || a >= b ? a : b);
 
@@ -48,13 +56,18 @@ export class AccountSecurity {
    * returns: the usual reason to change a password is that someone else may know it.
    * @throws invalid_credentials for a wrong current password, validation_failed naming new_password
    */
-  async changePassword(principal: Principal, currentPassword: string, newPassword: string): Promise<void> {
+  async changePassword(principal: Principal, currentPassword: string, newPassword: string, context: RequestContext): Promise<void> {
     const user = await this.verifiedUser(principal, currentPassword);
     const next = normalizePassword(newPassword);
     const problem = this.deps.users.checkPassword(next, user);
     if (problem) throw validationFailed([{ field: 'new_password', message: problem.message }]);
     const hash = await this.deps.hasher.hash(next);
-    await this.deps.sessions.replacePassword(user.id, hash, principal.credentialId, this.now());
+    const now = this.deps.clock.now();
+    const events = (ended: readonly string[]) => [
+      auditEvent({ type: 'password.changed', userId: user.id, subject: { type: 'user', id: user.id }, details: { sessions_ended: ended.length } }, context, now),
+      ...sessionsEnded(user.id, ended, 'password_changed', context, now),
+    ];
+    await this.deps.sessions.replacePassword(user.id, hash, principal.credentialId, iso(now), events);
     await this.deps.feed.committed('session', principal.credentialId);
   }
 
@@ -75,14 +88,18 @@ export class AccountSecurity {
    * Ends one of the caller's sessions (the current one too, which is logging out).
    * @throws not_found for a malformed id, another user's session or one no longer active, alike
    */
-  async revoke(principal: Principal, sessionId: string): Promise<void> {
-    if (!isUuid(sessionId) || !(await this.deps.sessions.revokeOwned(sessionId, principal.user.id, this.now()))) throw notFound();
+  async revoke(principal: Principal, sessionId: string, context: RequestContext): Promise<void> {
+    const now = this.deps.clock.now();
+    const events = (ended: readonly string[]) => sessionsEnded(principal.user.id, ended, 'ended', context, now);
+    if (!isUuid(sessionId) || !(await this.deps.sessions.revokeOwned(sessionId, principal.user.id, iso(now), events))) throw notFound();
     await this.deps.feed.committed('session', sessionId);
   }
 
   /** Ends every session of the caller but the current one. */
-  async revokeOthers(principal: Principal): Promise<void> {
-    const revoked = await this.deps.sessions.revokeOthers(principal.user.id, principal.credentialId, this.now());
+  async revokeOthers(principal: Principal, context: RequestContext): Promise<void> {
+    const now = this.deps.clock.now();
+    const events = (ended: readonly string[]) => sessionsEnded(principal.user.id, ended, 'others_ended', context, now);
+    const revoked = await this.deps.sessions.revokeOthers(principal.user.id, principal.credentialId, iso(now), events);
     if (revoked.length > 0) await this.deps.feed.committed('session', principal.credentialId);
   }
 
@@ -91,9 +108,9 @@ export class AccountSecurity {
    * become free again: every credential names the user by id, which is never reused.
    * @throws invalid_credentials for a wrong password
    */
-  async deleteAccount(principal: Principal, password: string): Promise<void> {
+  async deleteAccount(principal: Principal, password: string, context: RequestContext): Promise<void> {
     const user = await this.verifiedUser(principal, password);
-    await this.deps.users.delete(user.id);
+    await this.deps.users.delete(user.id, context);
   }
 
   /** The caller's account, once `password` is proven to be its password. */

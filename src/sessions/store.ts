@@ -1,4 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
+import type { AuditEvent } from '../audit/events.js';
+import { recordAudit } from '../audit/store.js';
 import { recordChange } from '../changes/store.js';
 import type { SessionsTable, Tables } from '../db/tables.js';
 
@@ -53,12 +55,30 @@ async function revokeWhere(trx: Transaction<Tables>, userId: string, at: string,
   return rows.map((r) => r.id);
 }
 
+/** The audit events of a revocation, given the sessions it actually ended (none when it ended none). */
+export type SessionEvents = (revoked: readonly string[]) => readonly AuditEvent[];
+const none: SessionEvents = () => [];
+
+async function revokeAndRecord(trx: Transaction<Tables>, userId: string, at: string, only: { id?: string; except?: string }, events: SessionEvents): Promise<string[]> {
+  const revoked = await revokeWhere(trx, userId, at, only);
+  await recordAudit(trx, events(revoked));
+  return revoked;
+}
+
 /** SQL for sessions. */
 export class SessionStore {
   constructor(private readonly db: Kysely<Tables>) {}
 
-  async insert(session: NewSession): Promise<void> {
-    await this.db.insertInto('sessions').values(toRow(session)).execute();
+  /** Inserts a session, with the audit event of the login that opened it when there is one. */
+  async insert(session: NewSession, event?: AuditEvent): Promise<void> {
+    if (!event) {
+      await this.db.insertInto('sessions').values(toRow(session)).execute();
+      return;
+    }
+    await this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('sessions').values(toRow(session)).execute();
+      await recordAudit(trx, event);
+    });
   }
 
   /**
@@ -66,27 +86,31 @@ export class SessionStore {
    * login verified: a login racing a password change must not open a session with the old
    * password after the change ended every other one. False when the hash changed (or the user went).
    */
-  async insertForPassword(session: NewSession, passwordHash: string): Promise<boolean> {
+  async insertForPassword(session: NewSession, passwordHash: string, event?: AuditEvent): Promise<boolean> {
     const row = toRow(session);
-    const result = await this.db
-      .insertInto('sessions')
-      .columns(['id', 'user_id', 'created_at', 'expires_at', 'client_address', 'user_agent'])
-      .expression((eb) =>
-        eb
-          .selectFrom('users')
-          .select([
-            eb.val(row.id).as('id'),
-            'users.id as user_id',
-            eb.val(row.created_at).as('created_at'),
-            eb.val(row.expires_at).as('expires_at'),
-            eb.cast<string | null>(eb.val(row.client_address), 'text').as('client_address'),
-            eb.cast<string | null>(eb.val(row.user_agent), 'text').as('user_agent'),
-          ])
-          .where('users.id', '=', row.user_id)
-          .where('users.password_hash', '=', passwordHash),
-      )
-      .executeTakeFirst();
-    return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx
+        .insertInto('sessions')
+        .columns(['id', 'user_id', 'created_at', 'expires_at', 'client_address', 'user_agent'])
+        .expression((eb) =>
+          eb
+            .selectFrom('users')
+            .select([
+              eb.val(row.id).as('id'),
+              'users.id as user_id',
+              eb.val(row.created_at).as('created_at'),
+              eb.val(row.expires_at).as('expires_at'),
+              eb.cast<string | null>(eb.val(row.client_address), 'text').as('client_address'),
+              eb.cast<string | null>(eb.val(row.user_agent), 'text').as('user_agent'),
+            ])
+            .where('users.id', '=', row.user_id)
+            .where('users.password_hash', '=', passwordHash),
+        )
+        .executeTakeFirst();
+      const inserted = Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
+      if (inserted && event) await recordAudit(trx, event);
+      return inserted;
+    });
   }
 
   async findById(id: string): Promise<SessionDetails | undefined> {
@@ -109,7 +133,7 @@ export class SessionStore {
   }
 
   /** Revokes an active session; false if it was already revoked or does not exist. */
-  async revoke(id: string, at: string): Promise<boolean> {
+  async revoke(id: string, at: string, event?: AuditEvent): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       const revoked = await trx
         .updateTable('sessions')
@@ -120,29 +144,33 @@ export class SessionStore {
         .executeTakeFirst();
       if (!revoked) return false;
       await recordChange(trx, 'session', id, at, { type: 'session.revoked', data: { session_id: id, user_id: revoked.user_id } });
+      if (event) await recordAudit(trx, event);
       return true;
     });
   }
 
-  /** Revokes one active session of `userId`; false when it is not theirs, not active, or unknown. */
-  async revokeOwned(id: string, userId: string, at: string): Promise<boolean> {
-    const revoked = await this.db.transaction().execute((trx) => revokeWhere(trx, userId, at, { id }));
+  /**
+   * Revokes one active session of `userId`; false when it is not theirs, not active, or unknown.
+   * `events` names the audit events of the sessions actually ended, written in the same transaction.
+   */
+  async revokeOwned(id: string, userId: string, at: string, events: SessionEvents = none): Promise<boolean> {
+    const revoked = await this.db.transaction().execute((trx) => revokeAndRecord(trx, userId, at, { id }, events));
     return revoked.length > 0;
   }
 
   /** Revokes every active session of `userId` but `keep`; returns the ids revoked. */
-  async revokeOthers(userId: string, keep: string, at: string): Promise<string[]> {
-    return this.db.transaction().execute((trx) => revokeWhere(trx, userId, at, { except: keep }));
+  async revokeOthers(userId: string, keep: string, at: string, events: SessionEvents = none): Promise<string[]> {
+    return this.db.transaction().execute((trx) => revokeAndRecord(trx, userId, at, { except: keep }, events));
   }
 
   /**
    * Sets a user's password hash and revokes every other session of theirs in one transaction: a
    * password changed because it leaked must never leave a session opened with it alive.
    */
-  async replacePassword(userId: string, passwordHash: string, keep: string, at: string): Promise<string[]> {
+  async replacePassword(userId: string, passwordHash: string, keep: string, at: string, events: SessionEvents = none): Promise<string[]> {
     return this.db.transaction().execute(async (trx) => {
       await trx.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', userId).execute();
-      return revokeWhere(trx, userId, at, { except: keep });
+      return revokeAndRecord(trx, userId, at, { except: keep }, events);
     });
   }
 

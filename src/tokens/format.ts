@@ -9,11 +9,11 @@ export type OpaqueKind = TokenKind | 'service';
 
 export const PREFIX: Readonly<Record<OpaqueKind, string>> = { api: 'rz_', app: 'rza_', service: 'rzs_' };
 
-const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+export const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 /** 43 base62 characters carry 43 × log2(62) ≈ 256.03 bits. */
-const BODY_LENGTH = 43;
+export const BODY_LENGTH = 43;
 /** 62^6 > 2^32, so six characters hold any CRC32. */
-const CHECKSUM_LENGTH = 6;
+export const CHECKSUM_LENGTH = 6;
 /** A token's shape, checked before its checksum; the API document states the same patterns. */
 export const TOKEN_SHAPE: Readonly<Record<OpaqueKind, RegExp>> = {
   api: /^rz_[0-9A-Za-z]{49}$/,

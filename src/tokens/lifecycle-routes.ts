@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf } from '../api/route.js';
 import { AllowedCidrs, IdParams, Label, NullableTimestamp, ScopeName, ScopeNames, Timestamp, Uuid } from '../api/schemas.js';
@@ -121,7 +122,7 @@ export function tokenLifecycleRoutes(app: Http, lifecycle: TokenLifecycle): void
       problems: ['conflict'],
       success: { 200: { description: 'The token as it now is.', schema: Detail } },
     }),
-    handler: async (request) => detail(await lifecycle.update(principalOf(request).user.id, request.params.id, request.body)),
+    handler: async (request) => detail(await lifecycle.update(principalOf(request).user.id, request.params.id, request.body, contextOf(request))),
   });
 
   app.post('/api/tokens/:id/rotate', {
@@ -138,7 +139,7 @@ export function tokenLifecycleRoutes(app: Http, lifecycle: TokenLifecycle): void
       success: { 201: { description: 'Rotated: the new token and its value.', schema: Rotated } },
     }),
     handler: async (request, reply) => {
-      const { value, token, replaces } = await lifecycle.rotate(principalOf(request).user.id, request.params.id, request.body?.grace_seconds ?? 0);
+      const { value, token, replaces } = await lifecycle.rotate(principalOf(request).user.id, request.params.id, request.body?.grace_seconds ?? 0, contextOf(request));
       return reply.code(201).send({
         id: token.id,
         token: value,

@@ -1,7 +1,9 @@
 import type { ExpressionBuilder, Kysely, Transaction } from 'kysely';
+import type { AuditEvent } from '../audit/events.js';
+import { recordAudit } from '../audit/store.js';
 import { recordChange } from '../changes/store.js';
 import type { Tables } from '../db/tables.js';
-import { insertToken, type NewToken, revokeIn, TOKEN_COLUMNS, type TokenRecord, toRecord } from './store.js';
+import { insertToken, type NewToken, type RevokedToken, revokeIn, TOKEN_COLUMNS, type TokenRecord, toRecord } from './store.js';
 
 /** A token with what its detail shows beyond the list item. */
 export interface TokenDetail extends TokenRecord {
@@ -46,9 +48,10 @@ export class TokenLifecycleStore {
   /**
    * Applies `changes` if the token still carries exactly the scopes and allow-list the caller
    * checked them against (so two narrowings at once cannot combine into a widening), recording
-   * `token.updated` in the change log in the same transaction. False when it did not.
+   * `token.updated` in the change log and `event` in the audit log in the same transaction. False
+   * when it did not.
    */
-  async update(current: TokenRecord, changes: TokenChanges, at: string): Promise<boolean> {
+  async update(current: TokenRecord, changes: TokenChanges, at: string, event: AuditEvent): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       const result = await trx
         .updateTable('tokens')
@@ -68,6 +71,7 @@ export class TokenLifecycleStore {
       if (result.numUpdatedRows === 0n) return false;
       const scopes = [...(changes.scopes ?? current.scopes)];
       await recordChange(trx, 'token', current.id, at, { type: 'token.updated', data: { token_id: current.id, scopes } });
+      await recordAudit(trx, event);
       return true;
     });
   }
@@ -77,9 +81,10 @@ export class TokenLifecycleStore {
    * otherwise it expires at `graceEnd` (every instance refuses it by time) and `token.updated` tells
    * verifiers to ask again, when they learn the new expiry. A token still in its grace because it
    * was replaced by `old` is revoked now: a chain of rotations keeps at most two tokens alive.
-   * False when `old` is no longer active or was already replaced.
+   * `audit` names the audit events of the rotation, given the predecessors it revoked, written with
+   * it. False when `old` is no longer active or was already replaced.
    */
-  async rotate(old: TokenRecord, next: NewToken, graceEnd: string | null, at: string): Promise<boolean> {
+  async rotate(old: TokenRecord, next: NewToken, graceEnd: string | null, at: string, audit: (revoked: RevokedToken[]) => AuditEvent[]): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       const expiresAt = graceEnd === null || (old.expiresAt !== null && old.expiresAt < graceEnd) ? old.expiresAt : graceEnd;
       const result = await trx
@@ -95,7 +100,12 @@ export class TokenLifecycleStore {
       if (graceEnd === null) await revokeIn(trx, old.id, at, null);
       else await recordChange(trx, 'token', old.id, at, { type: 'token.updated', data: { token_id: old.id, scopes: [...old.scopes] } });
       const predecessors = await trx.selectFrom('tokens').select('id').where('replaced_by', '=', old.id).where('revoked_at', 'is', null).execute();
-      for (const { id } of predecessors) await revokeIn(trx, id, at, null);
+      const revoked: RevokedToken[] = [];
+      for (const { id } of predecessors) {
+        const predecessor = await revokeIn(trx, id, at, null);
+        if (predecessor) revoked.push(predecessor);
+      }
+      await recordAudit(trx, audit(revoked));
       return true;
     });
   }
@@ -115,8 +125,11 @@ export class TokenLifecycleStore {
     return rows.map(toRecord);
   }
 
-  /** Revokes rotated tokens whose grace ended by `now`, recording token.revoked for each. */
-  async revokeEndedGraces(now: string): Promise<number> {
+  /**
+   * Revokes rotated tokens whose grace ended by `now`, recording token.revoked in the change log
+   * and `audit` of each in the audit log.
+   */
+  async revokeEndedGraces(now: string, audit: (revoked: RevokedToken) => AuditEvent): Promise<number> {
     const rows = await this.db
       .selectFrom('tokens')
       .select('id')
@@ -125,11 +138,11 @@ export class TokenLifecycleStore {
       .where('expires_at', '<=', now)
       .limit(SWEEP_BATCH)
       .execute();
-    return this.revokeEach(rows, now);
+    return this.revokeEach(rows, now, audit);
   }
 
-  /** Revokes active tokens last used (or created, if never used) before `cutoff`. */
-  async revokeIdle(cutoff: string, now: string): Promise<number> {
+  /** Revokes active tokens last used (or created, if never used) before `cutoff`, with `audit` of each. */
+  async revokeIdle(cutoff: string, now: string, audit: (revoked: RevokedToken) => AuditEvent): Promise<number> {
     const rows = await this.db
       .selectFrom('tokens')
       .select('id')
@@ -137,13 +150,20 @@ export class TokenLifecycleStore {
       .where((eb) => eb(eb.fn.coalesce('last_used_at', 'created_at'), '<', cutoff))
       .limit(SWEEP_BATCH)
       .execute();
-    return this.revokeEach(rows, now);
+    return this.revokeEach(rows, now, audit);
   }
 
   /** One transaction per token: instances sweeping at once each revoke a token at most once between them. */
-  private async revokeEach(rows: ReadonlyArray<{ id: string }>, at: string): Promise<number> {
+  private async revokeEach(rows: ReadonlyArray<{ id: string }>, at: string, audit: (revoked: RevokedToken) => AuditEvent): Promise<number> {
     let count = 0;
-    for (const { id } of rows) if (await this.db.transaction().execute((trx) => revokeIn(trx, id, at, null))) count++;
+    for (const { id } of rows) {
+      const revoked = await this.db.transaction().execute(async (trx) => {
+        const token = await revokeIn(trx, id, at, null);
+        if (token) await recordAudit(trx, audit(token));
+        return token;
+      });
+      if (revoked) count++;
+    }
     return count;
   }
 }

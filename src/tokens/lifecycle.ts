@@ -1,3 +1,4 @@
+import { type AuditEvent, auditEvent, type RequestContext } from '../audit/events.js';
 import type { ChangeFeed } from '../changes/feed.js';
 import { type Clock, iso } from '../clock.js';
 import { conflict, type FieldError, notFound, validationFailed } from '../errors.js';
@@ -6,8 +7,8 @@ import { cleanLabel } from '../lib/text.js';
 import { narrows, parseCidrs } from './cidrs.js';
 import type { TokenChanges, TokenDetail, TokenLifecycleStore } from './lifecycle-store.js';
 import { impliedExpiry, type TokenPolicy } from './policy.js';
-import { isFieldError, mintToken, withPendingUse } from './service.js';
-import type { TokenRecord } from './store.js';
+import { isFieldError, mintToken, tokenDetails, withPendingUse } from './service.js';
+import type { RevokedToken, TokenRecord } from './store.js';
 import type { UsageRecorder } from './usage.js';
 
 export interface UpdateTokenInput {
@@ -50,11 +51,12 @@ export class TokenLifecycle {
    * Renames or narrows a token: scopes and networks may only shrink. Effective on the next request
    * on every instance: the change log entry makes every authenticator drop its cached copy.
    */
-  async update(userId: string, id: string, input: UpdateTokenInput): Promise<TokenDetail> {
+  async update(userId: string, id: string, input: UpdateTokenInput, context: RequestContext): Promise<TokenDetail> {
     for (let attempt = 1; ; attempt++) {
       const current = await this.detail(userId, id);
       const changes = checkChanges(current, input);
-      if (await this.store.update(current, changes, iso(this.clock.now()))) break;
+      const now = this.clock.now();
+      if (await this.store.update(current, changes, iso(now), updated(current, changes, context, now))) break;
       if (attempt === UPDATE_ATTEMPTS) throw conflict('The token was changed by another request meanwhile; read it and try again.');
     }
     await this.feed.committed('token', id);
@@ -65,7 +67,7 @@ export class TokenLifecycle {
    * Issues a token of the same kind, name, scopes, networks and lifetime length (counted from now,
    * within the maximum lifetime), and ends the old one after `graceSeconds` (at once for 0).
    */
-  async rotate(userId: string, id: string, graceSeconds: number): Promise<{ value: string; token: TokenRecord; replaces: string }> {
+  async rotate(userId: string, id: string, graceSeconds: number, context: RequestContext): Promise<{ value: string; token: TokenRecord; replaces: string }> {
     if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_GRACE_SECONDS) {
       throw validationFailed([{ field: 'grace_seconds', message: `must be a whole number from 0 to ${MAX_GRACE_SECONDS}` }]);
     }
@@ -84,7 +86,18 @@ export class TokenLifecycle {
       allowedCidrs: old.allowedCidrs,
     });
     const graceEnd = graceSeconds === 0 ? null : iso(now + graceSeconds * 1000);
-    if (!(await this.store.rotate(old, record, graceEnd, iso(now)))) throw notFound();
+    const audit = (revoked: RevokedToken[]): AuditEvent[] => [
+      auditEvent(
+        { type: 'token.rotated', userId, subject: { type: 'token', id: old.id }, details: { ...tokenDetails(old.kind, old.appId), new_token_id: record.id, grace_seconds: graceSeconds } },
+        context,
+        now,
+      ),
+      // A token still in its grace from an earlier rotation ends now (a chain keeps two tokens alive at most).
+      ...revoked.map((t) =>
+        auditEvent({ type: 'token.revoked', userId, subject: { type: 'token', id: t.id }, details: { ...tokenDetails(t.kind, t.appId), reason: 'rotated_again' } }, context, now),
+      ),
+    ];
+    if (!(await this.store.rotate(old, record, graceEnd, iso(now), audit))) throw notFound();
     await this.feed.committed('token', id);
     return { value, token: { ...record, lastUsedAt: null, replacedBy: null }, replaces: old.id };
   }
@@ -95,6 +108,17 @@ export class TokenLifecycle {
     if (!tokens) throw notFound();
     return tokens.map((t) => withPendingUse(t, this.usage));
   }
+}
+
+/** `token.updated`, with the new values of what changed. */
+function updated(current: TokenRecord, changes: TokenChanges, context: RequestContext, now: number): AuditEvent {
+  const details = {
+    ...tokenDetails(current.kind, current.appId),
+    ...(changes.name === undefined ? {} : { name: changes.name }),
+    ...(changes.scopes === undefined ? {} : { scopes: changes.scopes }),
+    ...(changes.allowedCidrs === undefined ? {} : { allowed_cidrs: changes.allowedCidrs }),
+  };
+  return auditEvent({ type: 'token.updated', userId: current.userId, subject: { type: 'token', id: current.id }, details }, context, now);
 }
 
 /** The changes a PATCH asks for, checked against the token as it is: only renames and narrowings. */

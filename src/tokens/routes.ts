@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf } from '../api/route.js';
 import { AllowedCidrs, IdParams, Label, NullableTimestamp, ScopeNames, Timestamp, Uuid } from '../api/schemas.js';
@@ -81,7 +82,7 @@ export function tokenRoutes(app: Http, tokens: TokenService, catalogue: ScopeCat
       success: { 201: { description: 'Created: the token and its value.', schema: CreatedToken } },
     }),
     handler: async (request, reply) => {
-      const { value, token } = await tokens.createApiToken(principalOf(request).user.id, request.body);
+      const { value, token } = await tokens.createApiToken(principalOf(request).user.id, request.body, contextOf(request));
       return reply.code(201).send({
         id: token.id,
         token: value,
@@ -117,7 +118,7 @@ export function tokenRoutes(app: Http, tokens: TokenService, catalogue: ScopeCat
       success: { 204: { description: 'Revoked.' } },
     }),
     handler: async (request, reply) => {
-      await tokens.revoke(principalOf(request).user.id, request.params.id);
+      await tokens.revoke(principalOf(request).user.id, request.params.id, contextOf(request));
       return reply.code(204).send(null);
     },
   });

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { auditEvent, type Details, type RequestContext } from '../audit/events.js';
 import type { ChangeFeed } from '../changes/feed.js';
 import { type Clock, iso } from '../clock.js';
 import { notFound, validationFailed, type FieldError } from '../errors.js';
@@ -8,7 +9,7 @@ import { parseCidrs } from './cidrs.js';
 import { creationExpiry, NO_POLICY, type TokenPolicy } from './policy.js';
 import { generateToken, tokenDigest, tokenHint, type TokenKind } from './format.js';
 import type { ScopeCatalogue } from '../scopes/catalogue.js';
-import type { NewToken, TokenRecord, TokenStore } from './store.js';
+import type { NewToken, RevokedToken, TokenRecord, TokenStore } from './store.js';
 import type { UsageRecorder } from './usage.js';
 
 /** A token as this instance knows it: the store's record with this instance's unflushed last use. */
@@ -43,6 +44,10 @@ export function mintToken(
   };
 }
 
+/** What an audit event says of a token: its type, and its app for an app token. */
+export const tokenDetails = (kind: TokenKind, appId: string | null): Details =>
+  appId === null ? { token_type: `${kind}_token` } : { token_type: `${kind}_token`, app_id: appId };
+
 export interface CreateApiTokenInput {
   readonly name: string;
   readonly scopes?: readonly string[] | undefined;
@@ -68,7 +73,7 @@ export class TokenService {
     private readonly policy: TokenPolicy = NO_POLICY,
   ) {}
 
-  async createApiToken(userId: string, input: CreateApiTokenInput): Promise<{ value: string; token: TokenRecord }> {
+  async createApiToken(userId: string, input: CreateApiTokenInput, context: RequestContext): Promise<{ value: string; token: TokenRecord }> {
     const now = this.clock.now();
     const errors: FieldError[] = [];
     const name = cleanLabel(input.name, 'name', 100);
@@ -89,7 +94,8 @@ export class TokenService {
       expiresAt: expiresAt === null ? null : iso(expiresAt),
       allowedCidrs,
     });
-    await this.store.insert(record);
+    const details = { token_type: 'api_token', name: record.name, scopes: record.scopes, expires_at: record.expiresAt };
+    await this.store.insert(record, auditEvent({ type: 'token.created', userId, subject: { type: 'token', id: record.id }, details }, context, now));
     return { value, token: { ...record, lastUsedAt: null, replacedBy: null } };
   }
 
@@ -103,9 +109,12 @@ export class TokenService {
    * Revokes an API token of the caller, or an app token of one of their apps. Someone else's token
    * is reported as not found, exactly like a missing one.
    */
-  async revoke(userId: string, tokenId: string): Promise<void> {
+  async revoke(userId: string, tokenId: string, context: RequestContext): Promise<void> {
     if (!isUuid(tokenId)) throw notFound();
-    if (!(await this.store.revoke(tokenId, userId, iso(this.clock.now())))) throw notFound();
+    const now = this.clock.now();
+    const audit = ({ kind, appId }: RevokedToken) =>
+      auditEvent({ type: 'token.revoked', userId, subject: { type: 'token', id: tokenId }, details: tokenDetails(kind, appId) }, context, now);
+    if (!(await this.store.revoke(tokenId, userId, iso(now), audit))) throw notFound();
     await this.feed.committed('token', tokenId);
   }
 }

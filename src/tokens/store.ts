@@ -1,4 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
+import type { AuditEvent } from '../audit/events.js';
+import { recordAudit } from '../audit/store.js';
 import { recordChange } from '../changes/store.js';
 import type { Tables, TokensTable } from '../db/tables.js';
 import type { TokenKind } from './format.js';
@@ -23,6 +25,14 @@ export interface TokenRecord {
 
 export interface NewToken extends Omit<TokenRecord, 'lastUsedAt' | 'replacedBy'> {
   readonly digest: string;
+}
+
+/** What a revocation's audit event is told of the token it revoked. */
+export interface RevokedToken {
+  readonly id: string;
+  readonly userId: string;
+  readonly kind: TokenKind;
+  readonly appId: string | null;
 }
 
 /** What authenticating a token needs in one read: the token, its owner and its app. */
@@ -92,9 +102,9 @@ export async function insertToken(trx: Kysely<Tables> | Transaction<Tables>, tok
 
 /**
  * Revokes one unrevoked token (of `ownerId` when given) inside the caller's transaction and records
- * `token.revoked` in the change log with it. False when there was nothing to revoke.
+ * `token.revoked` in the change log with it. Undefined when there was nothing to revoke.
  */
-export async function revokeIn(trx: Transaction<Tables>, id: string, at: string, ownerId: string | null): Promise<boolean> {
+export async function revokeIn(trx: Transaction<Tables>, id: string, at: string, ownerId: string | null): Promise<RevokedToken | undefined> {
   const revoked = await trx
     .updateTable('tokens')
     .set({ revoked_at: at })
@@ -103,16 +113,16 @@ export async function revokeIn(trx: Transaction<Tables>, id: string, at: string,
     .where('revoked_at', 'is', null)
     .returning(['kind', 'app_id', 'user_id'])
     .executeTakeFirst();
-  if (!revoked) return false;
+  if (!revoked) return undefined;
   const tokenType = revoked.kind === 'api' ? 'api_token' : 'app_token';
   const data = { token_id: id, token_type: tokenType, user_id: revoked.user_id, ...(revoked.app_id === null ? {} : { app_id: revoked.app_id }) } as const;
   await recordChange(trx, 'token', id, at, { type: 'token.revoked', data });
-  return true;
+  return { id, kind: revoked.kind, appId: revoked.app_id, userId: revoked.user_id };
 }
 
 /** SQL for API and app tokens. */
 export class TokenStore {
-  private batch: Array<{ token: NewToken; resolve: () => void; reject: (error: unknown) => void }> = [];
+  private batch: Array<{ token: NewToken; event: AuditEvent | undefined; resolve: () => void; reject: (error: unknown) => void }> = [];
 
   constructor(private readonly db: Kysely<Tables>) {}
 
@@ -121,10 +131,11 @@ export class TokenStore {
    * (group commit): one write of the shared pages instead of one per token. Each caller's promise
    * settles only after the commit, so a token is durable before its creation is answered; if the
    * shared transaction fails, each insert is retried alone so one bad row fails only its caller.
+   * The audit event of the creation commits with it.
    */
-  insert(token: NewToken): Promise<void> {
+  insert(token: NewToken, event?: AuditEvent): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.batch.push({ token, resolve, reject });
+      this.batch.push({ token, event, resolve, reject });
       if (this.batch.length === 1) setImmediate(() => void this.commitBatch());
     });
   }
@@ -135,10 +146,20 @@ export class TokenStore {
     try {
       await this.db.transaction().execute(async (trx) => {
         for (const { token } of batch) await insertToken(trx, token);
+        // The batch's events in one statement: recording costs token creation one statement per batch.
+        await recordAudit(trx, batch.flatMap(({ event }) => (event ? [event] : [])));
       });
       for (const entry of batch) entry.resolve();
     } catch {
-      for (const entry of batch) insertToken(this.db, entry.token).then(entry.resolve, entry.reject);
+      for (const entry of batch) {
+        this.db
+          .transaction()
+          .execute(async (trx) => {
+            await insertToken(trx, entry.token);
+            if (entry.event) await recordAudit(trx, entry.event);
+          })
+          .then(entry.resolve, entry.reject);
+      }
     }
   }
 
@@ -177,10 +198,15 @@ export class TokenStore {
 
   /**
    * Revokes a token owned by `userId` (an API token, or an app token of one of their apps).
-   * False when it does not exist, belongs to someone else or is already revoked.
+   * False when it does not exist, belongs to someone else or is already revoked. `audit` is the
+   * event of the revocation, recorded with it, told what kind of token it was.
    */
-  async revoke(id: string, userId: string, at: string): Promise<boolean> {
-    return this.db.transaction().execute((trx) => revokeIn(trx, id, at, userId));
+  async revoke(id: string, userId: string, at: string, audit?: (revoked: RevokedToken) => AuditEvent): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const revoked = await revokeIn(trx, id, at, userId);
+      if (revoked && audit) await recordAudit(trx, audit(revoked));
+      return revoked !== undefined;
+    });
   }
 
   /**

@@ -1,8 +1,11 @@
+import { type AuditEvent, auditEvent, type Details, SYSTEM_CONTEXT } from '../audit/events.js';
 import type { ChangeFeed } from '../changes/feed.js';
 import { iso } from '../clock.js';
 import type { Sweep } from '../maintenance/runner.js';
 import type { TokenLifecycleStore } from './lifecycle-store.js';
 import { idleCutoff, type TokenPolicy } from './policy.js';
+import { tokenDetails } from './service.js';
+import type { RevokedToken } from './store.js';
 import type { UsageRecorder } from './usage.js';
 
 /** After a round that revoked something: every instance hears of it now, not at its next poll. */
@@ -11,19 +14,27 @@ async function announced(feed: ChangeFeed, revoked: number): Promise<number> {
   return revoked;
 }
 
+/** The audit event of a token the service itself ended, in its owner's log. */
+const bySystem =
+  (type: 'token.expired' | 'token.idle_revoked', details: Details, now: number) =>
+  (token: RevokedToken): AuditEvent =>
+    auditEvent({ type, userId: token.userId, subject: { type: 'token', id: token.id }, details: { ...tokenDetails(token.kind, token.appId), ...details } }, SYSTEM_CONTEXT, now);
+
 /**
  * Rotated tokens whose grace ended are marked revoked, with a `token.revoked` event for the
  * platform's verifiers. Every instance already refuses them by their expiry; this only tells
- * whoever caches answers without checking `exp`.
+ * whoever caches answers without checking `exp`. The owner's log gets `token.expired` (the token
+ * stopped working when its grace expired), with `reason: rotation_grace_ended`.
  */
 export const endedGraces = (store: TokenLifecycleStore, feed: ChangeFeed): Sweep => ({
   name: 'rotation graces',
-  run: async (now) => announced(feed, await store.revokeEndedGraces(iso(now))),
+  run: async (now) => announced(feed, await store.revokeEndedGraces(iso(now), bySystem('token.expired', { reason: 'rotation_grace_ended' }, now))),
 });
 
 /**
  * TOKEN_IDLE_REVOKE_DAYS: tokens unused that long (since creation if never used) are revoked. This
  * instance's unflushed uses are written first, so a token it just saw in use is not taken for idle.
+ * Each gets `token.idle_revoked` in its owner's log, with the policy's `idle_days`.
  */
 export const idleTokens = (store: TokenLifecycleStore, usage: UsageRecorder, feed: ChangeFeed, policy: TokenPolicy): Sweep => ({
   name: 'idle tokens',
@@ -31,6 +42,7 @@ export const idleTokens = (store: TokenLifecycleStore, usage: UsageRecorder, fee
     const cutoff = idleCutoff(now, policy);
     if (cutoff === null) return 0;
     await usage.flush();
-    return announced(feed, await store.revokeIdle(iso(cutoff), iso(now)));
+    const audit = bySystem('token.idle_revoked', { idle_days: policy.idleRevokeDays }, now);
+    return announced(feed, await store.revokeIdle(iso(cutoff), iso(now), audit));
   },
 });

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { auditEvent, OPERATOR_CONTEXT, type RequestContext } from '../audit/events.js';
 import type { ChangeFeed } from '../changes/feed.js';
 import { type Clock, iso } from '../clock.js';
 import { conflict, type FieldError, validationFailed } from '../errors.js';
@@ -31,8 +32,11 @@ export class UserService {
     private readonly policy: { minLength: number; blocklist: { has(value: string): boolean } },
   ) {}
 
-  /** Validates, hashes and stores a new account. @throws validation_failed or conflict */
-  async create(input: NewUserInput): Promise<User> {
+  /**
+   * Validates, hashes and stores a new account: a signup, or the operator's `users create`.
+   * @throws validation_failed or conflict
+   */
+  async create(input: NewUserInput, context: RequestContext): Promise<User> {
     const email = normalizeEmail(input.email);
     const username = input.username;
     const password = normalizePassword(input.password);
@@ -46,10 +50,18 @@ export class UserService {
     if (errors.length > 0) throw validationFailed(errors);
 
     await this.assertAvailable(email, username);
-    const user = { id: randomUUID(), email, username, createdAt: iso(this.clock.now()) };
+    const now = this.clock.now();
+    const user = { id: randomUUID(), email, username, createdAt: iso(now) };
     const passwordHash = await this.hasher.hash(password);
+    const byOperator = context.actor.type === 'operator';
+    const event = auditEvent(
+      // A signup is the new user's own act; no email or password in the event.
+      { type: byOperator ? 'user.created' : 'user.signed_up', userId: user.id, subject: { type: 'user', id: user.id }, ...(byOperator ? {} : { actor: { type: 'user', id: user.id } }) },
+      context,
+      now,
+    );
     try {
-      await this.store.insert({ ...user, passwordHash });
+      await this.store.insert({ ...user, passwordHash }, event);
     } catch (error) {
       // A concurrent signup took the email or username between the check and the insert.
       if (isUniqueViolation(error)) await this.assertAvailable(email, username);
@@ -68,8 +80,9 @@ export class UserService {
   }
 
   /** Deletes an account with everything it owns; its tokens stop working on the next request. */
-  async delete(id: string): Promise<boolean> {
-    const deleted = await this.store.delete(id, iso(this.clock.now()));
+  async delete(id: string, context: RequestContext = OPERATOR_CONTEXT): Promise<boolean> {
+    const now = this.clock.now();
+    const deleted = await this.store.delete(id, iso(now), auditEvent({ type: 'user.deleted', userId: id, subject: { type: 'user', id } }, context, now));
     if (deleted) await this.feed.committed('user', id);
     return deleted;
   }

@@ -1,4 +1,6 @@
 import type { Kysely } from 'kysely';
+import type { AuditEvent } from '../audit/events.js';
+import { recordAudit } from '../audit/store.js';
 import { recordChange } from '../changes/store.js';
 import type { Tables } from '../db/tables.js';
 
@@ -24,19 +26,25 @@ function toUser(row: { id: string; email: string; username: string; created_at: 
 export class UserStore {
   constructor(private readonly db: Kysely<Tables>) {}
 
-  /** @throws a unique violation when the email or (case-insensitive) username is taken. */
-  async insert(user: UserWithHash): Promise<void> {
-    await this.db
-      .insertInto('users')
-      .values({
-        id: user.id,
-        email: user.email,
-        username: user.username,
-        username_key: user.username.toLowerCase(),
-        password_hash: user.passwordHash,
-        created_at: user.createdAt,
-      })
-      .execute();
+  /**
+   * Inserts a user, with the audit event of its creation when there is one.
+   * @throws a unique violation when the email or (case-insensitive) username is taken.
+   */
+  async insert(user: UserWithHash, event?: AuditEvent): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('users')
+        .values({
+          id: user.id,
+          email: user.email,
+          username: user.username,
+          username_key: user.username.toLowerCase(),
+          password_hash: user.passwordHash,
+          created_at: user.createdAt,
+        })
+        .execute();
+      if (event) await recordAudit(trx, event);
+    });
   }
 
   async findByEmail(email: string): Promise<UserWithHash | undefined> {
@@ -82,11 +90,12 @@ export class UserStore {
   }
 
   /** Deletes the user; sessions, apps and tokens go with it (foreign keys cascade). */
-  async delete(id: string, at: string): Promise<boolean> {
+  async delete(id: string, at: string, event?: AuditEvent): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       const result = await trx.deleteFrom('users').where('id', '=', id).executeTakeFirst();
       if (result.numDeletedRows === 0n) return false;
       await recordChange(trx, 'user', id, at, { type: 'user.deleted', data: { user_id: id } });
+      if (event) await recordAudit(trx, event);
       return true;
     });
   }

@@ -1,3 +1,4 @@
+import { OPERATOR_CONTEXT } from '../../src/audit/events.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../helpers/app.js';
 import { expectInvalidToken, expectProblem, json, login, PASSWORD, signup } from '../helpers/api.js';
@@ -109,7 +110,7 @@ describe('signup, login, logout', () => {
       const closed = await startTestApp({ env: { SIGNUP_ENABLED: 'false' } });
       try {
         expectProblem(await json(closed, 'POST', '/api/auth/signup', { email: 'x@example.com', username: 'xyz', password: PASSWORD }), 403, 'forbidden');
-        const user = await closed.services.users.create({ email: 'cli@example.com', username: 'cli_user', password: PASSWORD });
+        const user = await closed.services.users.create({ email: 'cli@example.com', username: 'cli_user', password: PASSWORD }, OPERATOR_CONTEXT);
         expect(await login(closed, user.email)).toMatch(/^eyJ/);
       } finally {
         await closed.close();

@@ -15,6 +15,7 @@ const OFF: RateLimitConfig = {
   'login-email': null,
   'signup-address': null,
   'signup-email': null,
+  'leak-report': null,
   service: null,
 };
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppStore } from '../../src/apps/store.js';
+import { AuditStore } from '../../src/audit/store.js';
 import { ChangeStore } from '../../src/changes/store.js';
 import type { Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
@@ -26,6 +27,7 @@ export interface Stores {
   readonly keys: KeyStore;
   readonly changes: ChangeStore;
   readonly services: ServiceCredentialStore;
+  readonly audit: AuditStore;
   readonly lifecycle: TokenLifecycleStore;
 }
 
@@ -42,6 +44,7 @@ export async function openStores(harness: StoreHarness): Promise<Stores> {
     keys: new KeyStore(db),
     changes: new ChangeStore(db),
     services: new ServiceCredentialStore(db),
+    audit: new AuditStore(db),
     lifecycle: new TokenLifecycleStore(db),
   };
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TokenRecord } from '../../src/tokens/store.js';
+import { type AuditEvent, auditEvent, type AuditType, SYSTEM_CONTEXT } from '../../src/audit/events.js';
+import type { RevokedToken, TokenRecord } from '../../src/tokens/store.js';
 import { at, insertUser, newToken, openStores, type StoreHarness, type Stores } from './fixture.js';
 
 /**
@@ -29,6 +30,13 @@ export function lifecycleStoreContract(name: string, harness: () => StoreHarness
     }
     const eventsOf = async (id: string) =>
       (await s.changes.listAfter(0, 10_000)).filter((c) => c.ref === id).map((c) => c.event?.type ?? null);
+    /** The audit log's types for a token, oldest first: each written with its change, or not at all. */
+    const auditOf = async (id: string) =>
+      (await s.audit.list({ limit: 10_000 })).filter((e) => e.subject?.id === id).map((e) => e.type).reverse();
+    const audit = (type: AuditType, token: { id: string; userId: string }): AuditEvent =>
+      auditEvent({ type, userId: token.userId, subject: { type: 'token', id: token.id } }, SYSTEM_CONTEXT, Date.parse(at(1)));
+    const each = (type: AuditType) => (token: RevokedToken) => audit(type, token);
+    const rotation = (old: { id: string; userId: string }) => (revoked: RevokedToken[]) => [audit('token.rotated', old), ...revoked.map(each('token.revoked'))];
 
     it('usage adds scopes to the set (concurrent flushes included) and keeps the newest address', async () => {
       const token = await inserted({ scopes: ['apps:read', 'tokens:read'] });
@@ -64,9 +72,10 @@ export function lifecycleStoreContract(name: string, harness: () => StoreHarness
 
     it('updates only from the state the caller checked, and records token.updated with it', async () => {
       const token = await inserted({ scopes: ['apps:read', 'tokens:read'], allowedCidrs: ['10.0.0.0/8'] });
-      expect(await s.lifecycle.update(token, { scopes: ['apps:read'], allowedCidrs: ['10.1.0.0/16'] }, at(2))).toBe(true);
+      expect(await s.lifecycle.update(token, { scopes: ['apps:read'], allowedCidrs: ['10.1.0.0/16'] }, at(2), audit('token.updated', token))).toBe(true);
       // The same expected state again: it has changed since, so nothing happens.
-      expect(await s.lifecycle.update(token, { scopes: ['tokens:read'] }, at(3))).toBe(false);
+      expect(await s.lifecycle.update(token, { scopes: ['tokens:read'] }, at(3), audit('token.updated', token))).toBe(false);
+      expect(await auditOf(token.id)).toEqual(['token.updated']);
       const found = await s.tokens.findByDigest(token.digest);
       expect(found?.token).toMatchObject({ scopes: ['apps:read'], allowedCidrs: ['10.1.0.0/16'] });
       const changes = (await s.changes.listAfter(0, 10_000)).filter((c) => c.ref === token.id);
@@ -76,8 +85,9 @@ export function lifecycleStoreContract(name: string, harness: () => StoreHarness
     it('rotates once: the successor is stored, the old token expires at the grace end and cannot be rotated again', async () => {
       const old = await inserted({ expiresAt: at(59) });
       const next = newToken(old.userId);
-      expect(await s.lifecycle.rotate(old, next, at(30), at(1))).toBe(true);
-      expect(await s.lifecycle.rotate(old, newToken(old.userId), at(30), at(2))).toBe(false);
+      expect(await s.lifecycle.rotate(old, next, at(30), at(1), rotation(old))).toBe(true);
+      expect(await s.lifecycle.rotate(old, newToken(old.userId), at(30), at(2), rotation(old))).toBe(false);
+      expect(await auditOf(old.id)).toEqual(['token.rotated']);
       expect((await s.tokens.findByDigest(old.digest))?.token).toMatchObject({ expiresAt: at(30), replacedBy: next.id });
       expect((await s.tokens.findByDigest(next.digest))?.revoked).toBe(false);
       expect(await eventsOf(old.id)).toEqual(['token.updated']);
@@ -85,10 +95,10 @@ export function lifecycleStoreContract(name: string, harness: () => StoreHarness
 
     it('a grace never extends an earlier expiry; no grace revokes at once', async () => {
       const soon = await inserted({ expiresAt: at(10) });
-      expect(await s.lifecycle.rotate(soon, newToken(soon.userId), at(40), at(1))).toBe(true);
+      expect(await s.lifecycle.rotate(soon, newToken(soon.userId), at(40), at(1), rotation(soon))).toBe(true);
       expect((await s.tokens.findByDigest(soon.digest))?.token.expiresAt).toBe(at(10));
       const now = await inserted();
-      expect(await s.lifecycle.rotate(now, newToken(now.userId), null, at(1))).toBe(true);
+      expect(await s.lifecycle.rotate(now, newToken(now.userId), null, at(1), rotation(now))).toBe(true);
       expect((await s.tokens.findByDigest(now.digest))?.revoked).toBe(true);
       expect(await eventsOf(now.id)).toEqual(['token.revoked']);
     });
@@ -96,9 +106,20 @@ export function lifecycleStoreContract(name: string, harness: () => StoreHarness
     it('a rotation whose successor cannot be stored leaves the old token as it was', async () => {
       const old = await inserted();
       const clash = newToken(old.userId, { digest: old.digest });
-      await expect(s.lifecycle.rotate(old, clash, null, at(1))).rejects.toThrow();
+      await expect(s.lifecycle.rotate(old, clash, null, at(1), rotation(old))).rejects.toThrow();
       expect((await s.tokens.findByDigest(old.digest))?.token.replacedBy).toBeNull();
       expect(await eventsOf(old.id)).toEqual([]);
+      expect(await auditOf(old.id)).toEqual([]);
+    });
+
+    it('a rotation of a token in its grace revokes the one it replaced, with the audit events given for it', async () => {
+      const first = await inserted();
+      const second = newToken(first.userId);
+      expect(await s.lifecycle.rotate(first, second, at(40), at(1), rotation(first))).toBe(true);
+      const secondRecord = { ...second, lastUsedAt: null, replacedBy: null };
+      expect(await s.lifecycle.rotate(secondRecord, newToken(first.userId), at(40), at(2), rotation(secondRecord))).toBe(true);
+      expect(await auditOf(first.id)).toEqual(['token.rotated', 'token.revoked']);
+      expect(await auditOf(second.id)).toEqual(['token.rotated']);
     });
 
     it('lists an app\'s active tokens for its owner only', async () => {
@@ -114,18 +135,23 @@ export function lifecycleStoreContract(name: string, harness: () => StoreHarness
 
     it('sweeps revoke ended graces and idle tokens once, even when run in parallel', async () => {
       const rotated = await inserted();
-      expect(await s.lifecycle.rotate(rotated, newToken(rotated.userId), at(20), at(1))).toBe(true);
+      expect(await s.lifecycle.rotate(rotated, newToken(rotated.userId), at(20), at(1), () => [])).toBe(true);
       const idle = await inserted({ createdAt: at(1) });
       const busy = await inserted({ createdAt: at(1) });
       await s.tokens.recordUsage(new Map([[busy.id, { at: at(40), address: null, scopes: [] }]]));
-      await Promise.all([s.lifecycle.revokeEndedGraces(at(19)), s.lifecycle.revokeEndedGraces(at(19))]);
+      const graceEnded = each('token.expired');
+      await Promise.all([s.lifecycle.revokeEndedGraces(at(19), graceEnded), s.lifecycle.revokeEndedGraces(at(19), graceEnded)]);
       expect(await eventsOf(rotated.id)).toEqual(['token.updated']);
-      const graces = await Promise.all([s.lifecycle.revokeEndedGraces(at(20)), s.lifecycle.revokeEndedGraces(at(20))]);
+      const graces = await Promise.all([s.lifecycle.revokeEndedGraces(at(20), graceEnded), s.lifecycle.revokeEndedGraces(at(20), graceEnded)]);
+      expect(await auditOf(rotated.id)).toEqual(['token.expired']);
       expect(await eventsOf(rotated.id)).toEqual(['token.updated', 'token.revoked']);
       expect(graces.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(1);
-      await Promise.all([s.lifecycle.revokeIdle(at(30), at(50)), s.lifecycle.revokeIdle(at(30), at(50))]);
+      const idled = each('token.idle_revoked');
+      await Promise.all([s.lifecycle.revokeIdle(at(30), at(50), idled), s.lifecycle.revokeIdle(at(30), at(50), idled)]);
       expect(await eventsOf(idle.id)).toEqual(['token.revoked']);
       expect(await eventsOf(busy.id)).toEqual([]);
+      expect(await auditOf(idle.id)).toEqual(['token.idle_revoked']);
+      expect(await auditOf(busy.id)).toEqual([]);
     });
   });
 }

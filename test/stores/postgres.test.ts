@@ -2,6 +2,7 @@ import { describe } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
 import { freshPostgresDatabase, postgresAvailable } from '../helpers/services.js';
 import { type StoreHarness, storeContract } from './contract.js';
+import { auditStoreContract } from './audit-contract.js';
 import { lifecycleStoreContract } from './lifecycle-contract.js';
 import { platformStoreContract } from './platform-contract.js';
 import { sessionStoreContract } from './session-contract.js';
@@ -23,6 +24,7 @@ const postgres = (): StoreHarness => {
 describe.skipIf(!available)('PostgreSQL', () => {
   storeContract('PostgreSQL', postgres);
   platformStoreContract('PostgreSQL', postgres);
+  auditStoreContract('PostgreSQL', postgres);
   sessionStoreContract('PostgreSQL', postgres);
   lifecycleStoreContract('PostgreSQL', postgres);
 });

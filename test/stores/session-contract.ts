@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auditEvent, SYSTEM_CONTEXT } from '../../src/audit/events.js';
+import type { AuditStore } from '../../src/audit/store.js';
 import type { ChangeStore } from '../../src/changes/store.js';
 import type { Database } from '../../src/db/database.js';
 import type { SessionStore } from '../../src/sessions/store.js';
@@ -14,10 +16,11 @@ export function sessionStoreContract(name: string, harness: () => StoreHarness):
     let users: UserStore;
     let sessions: SessionStore;
     let changes: ChangeStore;
+    let audit: AuditStore;
 
     beforeAll(async () => {
       h = harness();
-      ({ database, users, sessions, changes } = await openStores(h));
+      ({ database, users, sessions, changes, audit } = await openStores(h));
     });
     afterAll(async () => {
       await database.close();
@@ -89,6 +92,21 @@ export function sessionStoreContract(name: string, harness: () => StoreHarness):
       expect(await sessions.replacePassword(user.id, '$argon2id$new', keep, at(8))).toEqual([other]);
       expect((await users.findById(user.id))?.passwordHash).toBe('$argon2id$new');
       expect((await sessions.listActive(user.id, at(9))).map((s) => s.id)).toEqual([keep]);
+    });
+
+    it('writes the audit events of the sessions a revocation ended, with it; none when it ended none', async () => {
+      const user = await insertUser(users);
+      const keep = await open(user.id);
+      const others = [await open(user.id), await open(user.id)];
+      const ended = (revoked: readonly string[]) =>
+        revoked.map((id) => auditEvent({ type: 'session.revoked', userId: user.id, subject: { type: 'session', id } }, SYSTEM_CONTEXT, Date.parse(at(8))));
+      const logged = async () => (await audit.list({ userId: user.id, limit: 100 })).map((e) => e.subject?.id).sort();
+      expect(await sessions.revokeOwned(randomUUID(), user.id, at(8), ended)).toBe(false);
+      expect(await logged()).toEqual([]);
+      expect(await sessions.revokeOwned(others[0] ?? '', user.id, at(8), ended)).toBe(true);
+      expect(await sessions.revokeOthers(user.id, keep, at(8), ended)).toEqual([others[1]]);
+      expect(await sessions.replacePassword(user.id, '$argon2id$next', keep, at(9), ended)).toEqual([]);
+      expect(await logged()).toEqual([...others].sort());
     });
 
     it('opens a session for a login only while the password hash is the one it verified', async () => {

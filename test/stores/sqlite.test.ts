@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
 import { tempDir } from '../helpers/app.js';
 import { type StoreHarness, storeContract } from './contract.js';
+import { auditStoreContract } from './audit-contract.js';
 import { lifecycleStoreContract } from './lifecycle-contract.js';
 import { platformStoreContract } from './platform-contract.js';
 import { sessionStoreContract } from './session-contract.js';
@@ -18,6 +19,7 @@ const sqlite = (): StoreHarness => {
 
 storeContract('SQLite', sqlite);
 platformStoreContract('SQLite', sqlite);
+auditStoreContract('SQLite', sqlite);
 sessionStoreContract('SQLite', sqlite);
 lifecycleStoreContract('SQLite', sqlite);
 

@@ -15,8 +15,10 @@ describe('configuration', () => {
       changes: { pollMs: 1000, retentionMs: 24 * 3_600_000 },
       scopes: [],
       events: { heartbeatMs: 15_000, maxStreamsPerCredential: 100 },
+      auditRetentionMs: 365 * 86_400_000,
     });
     expect(config.rateLimits.service).toEqual({ quota: 60_000, windowSeconds: 60 });
+    expect(config.rateLimits['leak-report']).toEqual({ quota: 60, windowSeconds: 60 });
     expect(config.passwords).toMatchObject({ minLength: 15, argon2: { memoryKiB: 19456, timeCost: 2, parallelism: 1 } });
     expect(Object.isFrozen(config)).toBe(true);
     expect(Object.isFrozen(config.passwords.argon2)).toBe(true);
@@ -44,6 +46,9 @@ describe('configuration', () => {
     [{ CHANGES_POLL_MS: '60000' }, /CHANGES_POLL_MS/],
     [{ CHANGES_POLL_MS: '1s' }, /CHANGES_POLL_MS/],
     [{ CHANGES_RETENTION_HOURS: '0' }, /CHANGES_RETENTION_HOURS/],
+    [{ AUDIT_RETENTION_DAYS: '0' }, /AUDIT_RETENTION_DAYS/],
+    [{ AUDIT_RETENTION_DAYS: 'forever' }, /AUDIT_RETENTION_DAYS/],
+    [{ RATE_LIMIT_LEAK_REPORT: 'lots' }, /RATE_LIMIT_LEAK_REPORT/],
     [{ EVENTS_HEARTBEAT_MS: '15001' }, /EVENTS_HEARTBEAT_MS/],
     [{ EVENTS_HEARTBEAT_MS: '999' }, /EVENTS_HEARTBEAT_MS/],
     [{ EVENTS_STREAMS_PER_CREDENTIAL: '0' }, /EVENTS_STREAMS_PER_CREDENTIAL/],

@@ -85,4 +85,25 @@ describe('maintenance sweeps of the running service', () => {
     expect(await changes.bounds()).toEqual({ oldest: recent, latest: recent });
     expect(app.services.feed.cursor).toBe(recent);
   });
+
+  it('audit events are deleted once older than AUDIT_RETENTION_DAYS, and not before', async () => {
+    const clock = new TestClock();
+    const app = await startTestApp({ clock, env: { AUDIT_RETENTION_DAYS: '30' } });
+    t = app;
+    const user = await signup(app);
+    const days = 86_400_000;
+    clock.advance(30 * days - 1000);
+    await createApiToken(app, await login(app, user.email));
+    const types = async () => (await app.services.audit.list({ userId: user.id, limit: 10 })).map((e) => e.type);
+    await app.services.maintenance.runOnce();
+    expect(await types()).toEqual(['token.created', 'login.succeeded', 'user.signed_up']);
+
+    clock.advance(2000);
+    await app.services.maintenance.runOnce();
+    expect(await types()).toEqual(['token.created', 'login.succeeded']);
+
+    clock.advance(30 * days);
+    await app.services.maintenance.runOnce();
+    expect(await types()).toEqual([]);
+  });
 });

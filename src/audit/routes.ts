@@ -1,0 +1,105 @@
+import { Type } from 'typebox';
+import { operation } from '../api/operation.js';
+import { type Http, principalOf } from '../api/route.js';
+import { Timestamp, Uuid } from '../api/schemas.js';
+import { MAX_USER_AGENT } from '../api/context.js';
+import { AUDIT_TYPES } from './events.js';
+import { type AuditLog, DEFAULT_PAGE, MAX_CURSOR_LENGTH, MAX_PAGE } from './service.js';
+import { toAuditJson } from './json.js';
+
+const AuditQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.String({ maxLength: 8, description: `Events per page, 1 to ${MAX_PAGE}; ${DEFAULT_PAGE} by default.`, examples: ['50'] })),
+    cursor: Type.Optional(Type.String({ maxLength: MAX_CURSOR_LENGTH, description: 'The `next_cursor` of the previous page.', examples: ['YTEyMw'] })),
+    type: Type.Optional(Type.Enum([...AUDIT_TYPES], { description: 'Only events of this type.' })),
+  },
+  { additionalProperties: false },
+);
+
+const NullableId = Type.Union([Type.String({ maxLength: 36 }), Type.Null()]);
+
+/*
+ * What an event's details may hold, each optional: the response schema keeps anything else off the
+ * wire. A new kind of detail is one line here.
+ */
+const Details = Type.Object(
+  {
+    token_type: Type.Optional(Type.Enum(['api_token', 'app_token', 'service_credential'])),
+    app_id: Type.Optional(Uuid),
+    name: Type.Optional(Type.String({ maxLength: 100 })),
+    scopes: Type.Optional(Type.Array(Type.String({ maxLength: 98 }), { maxItems: 600 })),
+    expires_at: Type.Optional(Type.Union([Timestamp, Type.Null()])),
+    immediate: Type.Optional(Type.Boolean()),
+    hint: Type.Optional(Type.String({ maxLength: 8, description: 'The prefix and last four characters of the token, as lists show it.' })),
+    report_format: Type.Optional(Type.Enum(['list', 'github'], { description: 'How a leak was reported: a list of strings, or GitHub secret scanning.' })),
+    allowed_cidrs: Type.Optional(Type.Array(Type.String({ maxLength: 43 }), { maxItems: 20, description: 'The networks a token is limited to, after a PATCH.' })),
+    reason: Type.Optional(
+      Type.Enum(['ended', 'others_ended', 'password_changed', 'rotated_again', 'rotation_grace_ended'], {
+        description: 'Why a session or token ended: by itself, with every other, by a password change, by a second rotation, at the end of its rotation grace.',
+      }),
+    ),
+    sessions_ended: Type.Optional(Type.Integer({ format: 'int32', minimum: 0, maximum: 2_147_483_647, description: 'How many other sessions a password change ended.' })),
+    new_token_id: Type.Optional(Uuid),
+    grace_seconds: Type.Optional(Type.Integer({ format: 'int32', minimum: 0, maximum: 604_800 })),
+    idle_days: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 36_500, description: 'TOKEN_IDLE_REVOKE_DAYS when the token was revoked.' })),
+    refusals: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 2_147_483_647, description: 'Requests refused by the allow-list since the previous token.refused of this token.' })),
+    last_refused_at: Type.Optional(Timestamp),
+  },
+  { additionalProperties: false, description: 'Facts about the event; never a secret.' },
+);
+
+export const AuditEventSchema = Type.Object(
+  {
+    id: Uuid,
+    type: Type.Enum([...AUDIT_TYPES]),
+    occurred_at: Timestamp,
+    actor: Type.Object(
+      {
+        type: Type.Enum(['user', 'api_token', 'app_token', 'anonymous', 'operator', 'system']),
+        id: Type.Union([Type.String({ maxLength: 36, description: 'The user id for a user token, the token id for an API or app token.' }), Type.Null()]),
+      },
+      { additionalProperties: false },
+    ),
+    subject: Type.Union([
+      Type.Object(
+        { type: Type.Enum(['user', 'session', 'token', 'app', 'signing_key', 'service_credential']), id: Type.String({ maxLength: 36 }) },
+        { additionalProperties: false },
+      ),
+      Type.Null(),
+    ]),
+    ip: Type.Union([Type.String({ maxLength: 64, description: 'The client address, as rate limits see it (TRUST_PROXY).' }), Type.Null()]),
+    user_agent: Type.Union([Type.String({ maxLength: MAX_USER_AGENT, description: 'Control characters removed, cut to 256 characters.' }), Type.Null()]),
+    request_id: NullableId,
+    details: Details,
+  },
+  { additionalProperties: false },
+);
+
+/** GET /api/audit: the caller's own security events. */
+export function auditRoutes(app: Http, log: AuditLog): void {
+  app.get('/api/audit', {
+    ...operation({
+      operationId: 'listAuditEvents',
+      tags: ['audit'],
+      summary: 'List the security events of your account, newest first',
+      description:
+        'Needs a user token (API and app tokens get 403). Logins, failed logins, logouts, token and app changes, leak reports: see docs/audit-log.md. ' +
+        'Page with `next_cursor`; it is null on the last page. A bad `limit`, `cursor` or `type` is 400 naming it.',
+      auth: {},
+      querystring: AuditQuery,
+      success: {
+        200: {
+          description: 'A page of your events.',
+          schema: Type.Object(
+            { events: Type.Array(AuditEventSchema, { maxItems: MAX_PAGE }), next_cursor: Type.Union([Type.String({ maxLength: MAX_CURSOR_LENGTH }), Type.Null()]) },
+            { additionalProperties: false },
+          ),
+        },
+      },
+    }),
+    handler: async (request) => {
+      const page = await log.page(principalOf(request).user.id, request.query);
+      return { events: page.events.map(toAuditJson), next_cursor: page.nextCursor };
+    },
+  });
+}

@@ -1,0 +1,50 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RefusalRecorder } from '../../src/audit/refusals.js';
+import { type TestApp, startTestApp } from '../helpers/app.js';
+
+/** token.refused is counted in memory and written in batches: bounded memory, bounded writes. */
+describe('allow-list refusal recorder', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  const refusedOf = async (userId: string) => t.services.audit.list({ userId, type: 'token.refused', limit: 20_000 });
+
+  it('holds at most 10,000 tokens between writes, and writes them all in one flush', async () => {
+    const userId = randomUUID();
+    const recorder = new RefusalRecorder((events) => t.services.audit.record(events), (error) => {
+      throw error;
+    });
+    const now = t.services.clock.now();
+    for (let i = 0; i <= 10_000; i++) recorder.note({ type: 'api_token', tokenId: randomUUID(), userId }, '192.0.2.1', now);
+    await recorder.flush();
+    expect(await refusedOf(userId)).toHaveLength(10_000);
+  });
+
+  it('a failed write is reported and does not stop the next flush', async () => {
+    const userId = randomUUID();
+    let fail = true;
+    const reported: unknown[] = [];
+    const recorder = new RefusalRecorder(
+      async (events) => {
+        if (fail) throw new Error('the database is away');
+        await t.services.audit.record(events);
+      },
+      (error) => reported.push(error),
+    );
+    const token = { type: 'app_token' as const, tokenId: randomUUID(), userId };
+    recorder.note(token, '192.0.2.1', t.services.clock.now());
+    await recorder.flush();
+    expect(reported).toHaveLength(1);
+    fail = false;
+    recorder.note(token, '192.0.2.2', t.services.clock.now());
+    recorder.note(token, '192.0.2.3', t.services.clock.now());
+    await recorder.flush();
+    const [event, ...more] = await refusedOf(userId);
+    expect(more).toEqual([]);
+    expect(event).toMatchObject({ address: '192.0.2.2', details: { token_type: 'app_token', refusals: 2 } });
+  });
+});
