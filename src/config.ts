@@ -4,6 +4,9 @@ import { availableParallelism } from 'node:os';
 import { MAX_QUOTA, MAX_WINDOW_SECONDS, POLICIES, POLICY_NAMES, type Quota, type RateLimitConfig } from './ratelimit/policies.js';
 import type { TokenPolicy } from './tokens/policy.js';
 import { MAX_FILE_BYTES, parseScopesFile, type PlatformScope, ScopesFileError } from './scopes/file.js';
+import { bool, ConfigError, type Env, int, oneOf, optionalInt, raw } from './lib/env-vars.js';
+
+export { ConfigError };
 
 /** Levels accepted by pino, plus `silent`. */
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -62,47 +65,6 @@ export interface Config {
   readonly events: { readonly heartbeatMs: number; readonly maxStreamsPerCredential: number };
 }
 
-/** Thrown for an invalid environment; the message names the variable. */
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
-
-type Env = Record<string, string | undefined>;
-
-function raw(env: Env, name: string): string | undefined {
-  const value = env[name]?.trim();
-  return value === '' ? undefined : value;
-}
-
-function int(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const value = raw(env, name);
-  if (value === undefined) return fallback;
-  if (!/^\d+$/.test(value)) throw new ConfigError(`${name} must be a whole number, got "${value}"`);
-  const n = Number(value);
-  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
-  return n;
-}
-
-/** A whole number when the variable is set, null when it is not (the policy is off). */
-function optionalInt(env: Env, name: string, min: number, max: number): number | null {
-  return raw(env, name) === undefined ? null : int(env, name, min, min, max);
-}
-
-function bool(env: Env, name: string, fallback: boolean): boolean {
-  const value = raw(env, name)?.toLowerCase();
-  if (value === undefined) return fallback;
-  if (['1', 'true', 'yes', 'on'].includes(value)) return true;
-  if (['0', 'false', 'no', 'off'].includes(value)) return false;
-  throw new ConfigError(`${name} must be true or false, got "${value}"`);
-}
-
-function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
-  const value = raw(env, name);
-  if (value === undefined) return fallback;
-  const found = allowed.find((a) => a.toLowerCase() === value.toLowerCase());
-  if (!found) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${value}"`);
-  return found;
-}
 
 function parseQuota(env: Env, name: string, fallback: string): Quota | null {
   const value = (raw(env, name) ?? fallback).toLowerCase();

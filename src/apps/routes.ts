@@ -113,7 +113,7 @@ export function appRoutes(app: Http, apps: AppService, catalogue: ScopeCatalogue
       operationId: 'issueAppToken',
       tags: ['apps'],
       summary: 'Issue an additional app token',
-      description: 'For rotation: issue a new token, deploy it, then revoke the old one with DELETE /api/tokens/{token_id}.',
+      description: 'To replace a token without downtime, rotate it with POST /api/tokens/{token_id}/rotate and a grace period.',
       auth: { api: 'apps:write' },
       params: IdParams,
       body: issueTokenBody(catalogue),

@@ -5,48 +5,17 @@ import { invalidToken } from '../errors.js';
 import { BoundedMap } from '../lib/bounded-map.js';
 import type { LastUseRecorder } from '../lib/last-use.js';
 import type { ServiceCredentialStore } from '../services/store.js';
-import type { Session, SessionStore } from '../sessions/store.js';
+import type { SessionStore } from '../sessions/store.js';
 import { type OpaqueKind, tokenKind } from '../tokens/format.js';
 import type { TokenStore } from '../tokens/store.js';
 import type { UsageRecorder } from '../tokens/usage.js';
 import type { UserStore } from '../users/store.js';
+import { acceptSession, type CachedSession, type JwtEntry, jwtKey, toCachedSession } from './jwt-cache.js';
 import type { UserTokens } from './jwt.js';
 import { findOpaque, type OpaqueEntry } from './opaque.js';
 import type { Caller, Principal } from './principal.js';
 
 const CACHE_SIZE = 50_000;
-/**
- * Verified JWTs are filed under the last characters of their signature, and a hit must equal the
- * whole token: hashing a few hundred characters per request cost measurably more than this tail
- * and one comparison. Sixteen characters of an Ed25519 signature carry 92 bits that no two tokens
- * share by chance; a forged token that copies a cached one's signature finds that entry, fails the
- * comparison and is verified like any other.
- */
-const JWT_KEY_LENGTH = 16;
-const jwtKey = (token: string): string => token.slice(-JWT_KEY_LENGTH);
-
-/** What authentication needs of a session, with its expiry parsed once. */
-interface CachedSession {
-  readonly userId: string;
-  readonly revoked: boolean;
-  /** Milliseconds since the epoch. */
-  readonly expiresAt: number;
-}
-
-const toCachedSession = (session: Session): CachedSession => ({
-  userId: session.userId,
-  revoked: session.revokedAt !== null,
-  expiresAt: Date.parse(session.expiresAt),
-});
-
-interface JwtEntry {
-  /** The whole token: the cache's key is only its tail. */
-  readonly token: string;
-  readonly principal: Principal;
-  readonly sessionId: string;
-  /** Until when the verification holds: `exp`, or the signing key's end when that comes first. */
-  readonly expiresAt: number;
-}
 
 export interface AuthenticatorDeps {
   readonly tokens: TokenStore;
@@ -251,12 +220,4 @@ export class Authenticator {
     if (generation === this.generation) this.sessions.set(id, session);
     return session;
   }
-}
-
-/** A verified JWT is valid while its session is: same user, not revoked, not expired. */
-function acceptSession(entry: JwtEntry, session: CachedSession | null | undefined, now: number): Principal {
-  if (!session || session.userId !== entry.principal.user.id || session.revoked || session.expiresAt <= now) {
-    throw invalidToken();
-  }
-  return entry.principal;
 }
