@@ -1,9 +1,10 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { PASSWORD } from '../helpers/api.js';
 import { type EventReader, openEvents } from '../helpers/event-stream.js';
 import { signupAndToken, status } from '../helpers/process-api.js';
 import { request, runCli, type ServerProcess, spawnServer } from '../helpers/server-process.js';
-import { freshPostgresDatabase, postgresAvailable, REDIS_URL, redisAvailable, uniquePrefix } from '../helpers/services.js';
+import { scaleOutEnv } from '../helpers/scale-out.js';
+import { postgresAvailable, redisAvailable } from '../helpers/services.js';
 
 /**
  * Contract §8, Accounts, across real processes on one PostgreSQL and one Redis: what one instance
@@ -20,15 +21,8 @@ afterEach(async () => {
 const infra = (await postgresAvailable()) && (await redisAvailable());
 
 describe.skipIf(!infra)('accounts across two instances on PostgreSQL and Redis', () => {
-  let env: Record<string, string>;
-  let drop: () => Promise<void>;
-  beforeAll(async () => {
-    const db = await freshPostgresDatabase();
-    drop = db.drop;
-    // A long poll: only the announcement through Redis can make the next request see the change.
-    env = { DATABASE_URL: db.url, REDIS_URL, REDIS_PREFIX: uniquePrefix(), RATE_LIMITS: 'off', CHANGES_POLL_MS: '5000' };
-  });
-  afterAll(() => drop());
+  // A long poll: only the announcement through Redis can make the next request see the change.
+  const env = scaleOutEnv({ CHANGES_POLL_MS: '5000' });
 
   async function start(): Promise<ServerProcess> {
     const server = await spawnServer(env, 30_000);

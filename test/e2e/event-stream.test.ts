@@ -1,10 +1,11 @@
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/app.js';
 import { type EventReader, openEvents } from '../helpers/event-stream.js';
 import { signupAndToken } from '../helpers/process-api.js';
 import { request, runCli, type ServerProcess, spawnServer } from '../helpers/server-process.js';
-import { freshPostgresDatabase, postgresAvailable, REDIS_URL, redisAvailable, uniquePrefix } from '../helpers/services.js';
+import { scaleOutEnv } from '../helpers/scale-out.js';
+import { postgresAvailable, redisAvailable } from '../helpers/services.js';
 
 /**
  * Contract §7: events from every instance reach every stream, through the change feed. Real
@@ -71,14 +72,7 @@ async function delays(writer: ServerProcess, reader: EventReader): Promise<Array
 const infra = (await postgresAvailable()) && (await redisAvailable());
 
 describe.skipIf(!infra)('two instances on PostgreSQL and Redis', () => {
-  let env: Record<string, string>;
-  let drop: () => Promise<void>;
-  beforeAll(async () => {
-    const db = await freshPostgresDatabase();
-    drop = db.drop;
-    env = { DATABASE_URL: db.url, REDIS_URL, REDIS_PREFIX: uniquePrefix(), RATE_LIMITS: 'off', CHANGES_POLL_MS: POLL_MS };
-  });
-  afterAll(() => drop());
+  const env = scaleOutEnv({ CHANGES_POLL_MS: POLL_MS });
 
   it('a revocation on B reaches a stream on A at once, far within the poll interval', async () => {
     const a = await start(env);

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { signupAndToken, status } from '../helpers/process-api.js';
 import { request, runCli, type ServerProcess, spawnServer } from '../helpers/server-process.js';
-import { freshPostgresDatabase, postgresAvailable, REDIS_URL, redisAvailable, uniquePrefix } from '../helpers/services.js';
+import { scaleOutEnv } from '../helpers/scale-out.js';
+import { postgresAvailable, redisAvailable, uniquePrefix } from '../helpers/services.js';
 
 /** Real processes: several instances on PostgreSQL and Redis, and `serve --workers` on SQLite. */
 const servers: ServerProcess[] = [];
@@ -30,14 +31,7 @@ async function burst(n: number, send: (i: number) => Promise<Response>): Promise
 const infra = (await postgresAvailable()) && (await redisAvailable());
 
 describe.skipIf(!infra)('two server processes on one PostgreSQL and one Redis', () => {
-  let env: Record<string, string>;
-  let drop: () => Promise<void>;
-  beforeAll(async () => {
-    const db = await freshPostgresDatabase();
-    drop = db.drop;
-    env = { DATABASE_URL: db.url, REDIS_URL, REDIS_PREFIX: uniquePrefix(), RATE_LIMITS: 'off' };
-  });
-  afterAll(() => drop());
+  const env = scaleOutEnv();
 
   it('behave as one service: tokens, revocation, logout and CLI key rotation reach both at once', async () => {
     const a = await start(env);

@@ -1,7 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { signupAndToken, status } from '../helpers/process-api.js';
 import { request, type ServerProcess, spawnServer } from '../helpers/server-process.js';
-import { freshPostgresDatabase, postgresAvailable, REDIS_URL, redisAvailable, uniquePrefix } from '../helpers/services.js';
+import { scaleOutEnv } from '../helpers/scale-out.js';
+import { postgresAvailable, redisAvailable } from '../helpers/services.js';
 
 /**
  * The token lifecycle across real processes on one PostgreSQL and one Redis: a narrowing made on
@@ -22,14 +23,7 @@ async function start(env: Record<string, string>): Promise<ServerProcess> {
 const infra = (await postgresAvailable()) && (await redisAvailable());
 
 describe.skipIf(!infra)('token lifecycle on two server processes', () => {
-  let env: Record<string, string>;
-  let drop: () => Promise<void>;
-  beforeAll(async () => {
-    const db = await freshPostgresDatabase();
-    drop = db.drop;
-    env = { DATABASE_URL: db.url, REDIS_URL, REDIS_PREFIX: uniquePrefix(), RATE_LIMITS: 'off' };
-  });
-  afterAll(() => drop());
+  const env = scaleOutEnv();
 
   it('a narrowing on instance B is seen on the next request on instance A', async () => {
     const a = await start(env);

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { request, type ServerProcess, spawnServer } from '../../../test/helpers/server-process.js';
-import { freshPostgresDatabase, postgresAvailable, REDIS_URL, redisAvailable, uniquePrefix } from '../../../test/helpers/services.js';
+import { scaleOutEnv } from '../../../test/helpers/scale-out.js';
+import { postgresAvailable, redisAvailable } from '../../../test/helpers/services.js';
 import { VerifyError, type Verifier } from '../src/index.js';
 import { type Account, apiToken, type RzAuth, serviceToken, signup, startRzAuth, verifierOf } from './rz-auth.js';
 
@@ -113,17 +114,10 @@ const infra = (await postgresAvailable()) && (await redisAvailable());
 
 describe.skipIf(!infra)('two rz-auth instances on PostgreSQL and Redis', () => {
   const servers: ServerProcess[] = [];
-  let drop: () => Promise<void>;
-  let env: Record<string, string>;
-  beforeAll(async () => {
-    const db = await freshPostgresDatabase();
-    drop = db.drop;
-    env = { DATABASE_URL: db.url, REDIS_URL, REDIS_PREFIX: uniquePrefix(), RATE_LIMITS: 'off' };
-  });
+  const env = scaleOutEnv();
   afterEach(async () => {
     for (const s of servers.splice(0)) await s.stop('SIGKILL');
   });
-  afterAll(() => drop());
 
   it('a verifier streaming from instance A refuses within 100 ms of the answer from instance B', async () => {
     servers.push(await spawnServer(env, 30_000), await spawnServer(env, 30_000));
