@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type AuditDraft, type AuditEvent, auditEvent, type RequestContext } from '../../src/audit/events.js';
-import { at, insertUser, newToken, openStores, type StoreHarness, type Stores } from './fixture.js';
+import { at, insertUser, newToken, type StoreHarness, useStores } from './fixture.js';
 
 const CONTEXT: RequestContext = { actor: { type: 'user', id: null }, address: '192.0.2.1', userAgent: 'agent', requestId: randomUUID() };
 
@@ -15,16 +15,7 @@ const event = (userId: string | null, n: number, draft: Partial<AuditDraft> = {}
  */
 export function auditStoreContract(name: string, harness: () => StoreHarness): void {
   describe(`audit store contract: ${name}`, () => {
-    let h: StoreHarness;
-    let stores: Stores;
-    beforeAll(async () => {
-      h = harness();
-      stores = await openStores(h);
-    });
-    afterAll(async () => {
-      await stores.database.close();
-      await h.cleanup();
-    });
+    const stores = useStores(harness);
 
     it('reads back every field of an event as recorded', async () => {
       const user = await insertUser(stores.users);

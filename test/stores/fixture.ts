@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll } from 'vitest';
 import { AppStore } from '../../src/apps/store.js';
 import { AuditStore } from '../../src/audit/store.js';
 import { ChangeStore } from '../../src/changes/store.js';
@@ -47,6 +48,24 @@ export async function openStores(harness: StoreHarness): Promise<Stores> {
     audit: new AuditStore(db),
     lifecycle: new TokenLifecycleStore(db),
   };
+}
+
+/**
+ * The stores of a fresh database for the enclosing describe block: the object is filled before its
+ * tests run, and the database closed and removed after them.
+ */
+export function useStores(harness: () => StoreHarness): Stores {
+  const stores = {} as Stores;
+  let h: StoreHarness | undefined;
+  beforeAll(async () => {
+    h = harness();
+    Object.assign(stores, await openStores(h));
+  });
+  afterAll(async () => {
+    await stores.database?.close();
+    await h?.cleanup();
+  });
+  return stores;
 }
 
 /** A fixed instant, `n` seconds into a fixed minute. */

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type AuditEvent, auditEvent, type AuditType, SYSTEM_CONTEXT } from '../../src/audit/events.js';
 import type { RevokedToken, TokenRecord } from '../../src/tokens/store.js';
-import { at, insertUser, newToken, openStores, type StoreHarness, type Stores } from './fixture.js';
+import { at, insertUser, newToken, type StoreHarness, useStores } from './fixture.js';
 
 /**
  * What the token lifecycle needs of every store (contract §8): usage sets that concurrent flushes
@@ -11,16 +11,7 @@ import { at, insertUser, newToken, openStores, type StoreHarness, type Stores } 
  */
 export function lifecycleStoreContract(name: string, harness: () => StoreHarness): void {
   describe(`token lifecycle store contract: ${name}`, () => {
-    let h: StoreHarness;
-    let s: Stores;
-    beforeAll(async () => {
-      h = harness();
-      s = await openStores(h);
-    });
-    afterAll(async () => {
-      await s.database.close();
-      await h.cleanup();
-    });
+    const s = useStores(harness);
 
     async function inserted(overrides: Parameters<typeof newToken>[1] = {}): Promise<TokenRecord & { digest: string }> {
       const user = await insertUser(s.users);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isUniqueViolation } from '../../src/db/dialect.js';
-import { at, insertUser, newToken, openStores, type StoreHarness, type Stores } from './fixture.js';
+import { at, insertUser, newToken, type StoreHarness, useStores } from './fixture.js';
 
 /**
  * What the platform's services rely on in every store (contract §7): the event recorded with each
@@ -9,16 +9,7 @@ import { at, insertUser, newToken, openStores, type StoreHarness, type Stores } 
  */
 export function platformStoreContract(name: string, harness: () => StoreHarness): void {
   describe(`platform store contract: ${name}`, () => {
-    let h: StoreHarness;
-    let stores: Stores;
-    beforeAll(async () => {
-      h = harness();
-      stores = await openStores(h);
-    });
-    afterAll(async () => {
-      await stores.database.close();
-      await h.cleanup();
-    });
+    const stores = useStores(harness);
     const newUser = () => insertUser(stores.users);
 
     describe('change events', () => {
