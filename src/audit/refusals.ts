@@ -1,4 +1,5 @@
 import { iso } from '../clock.js';
+import { WriteBehind } from '../lib/write-behind.js';
 import { type AuditEvent, auditEvent } from './events.js';
 
 /** A token refused by its allow-list, as the authenticator knows it. */
@@ -29,20 +30,9 @@ interface Pending {
  * are written in the background, every {@link REFUSAL_INTERVAL_MS}, and at shutdown. Memory is
  * bounded by {@link MAX_TOKENS}: a refusal of a token beyond it is not recorded.
  */
-export class RefusalRecorder {
-  private pending = new Map<string, Pending>();
-  private timer: NodeJS.Timeout | undefined;
-  private flushing: Promise<void> = Promise.resolve();
-
-  constructor(
-    private readonly write: (events: readonly AuditEvent[]) => Promise<void>,
-    private readonly onError: (error: unknown) => void,
-    private readonly intervalMs = REFUSAL_INTERVAL_MS,
-  ) {}
-
-  start(): void {
-    this.timer = setInterval(() => void this.flush(), this.intervalMs);
-    this.timer.unref();
+export class RefusalRecorder extends WriteBehind<Pending> {
+  constructor(write: (events: readonly AuditEvent[]) => Promise<void>, onError: (error: unknown) => void, intervalMs = REFUSAL_INTERVAL_MS) {
+    super((batch) => write([...batch.values()].map(toEvent)), null, intervalMs, onError);
   }
 
   /** Counts one refused request: constant work, no I/O. */
@@ -53,30 +43,6 @@ export class RefusalRecorder {
       entry.lastAt = Math.max(entry.lastAt, now);
     } else if (this.pending.size < MAX_TOKENS) {
       this.pending.set(token.tokenId, { token, address, firstAt: now, lastAt: now, count: 1 });
-    }
-  }
-
-  /** Writes one event per token refused since the last write. A failed write is reported, not retried. */
-  flush(): Promise<void> {
-    // After the previous flush however it ended: a rejection kept in the chain would skip every later one.
-    const write = () => this.writePending();
-    this.flushing = this.flushing.then(write, write);
-    return this.flushing;
-  }
-
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.flush();
-  }
-
-  private async writePending(): Promise<void> {
-    if (this.pending.size === 0) return;
-    const batch = [...this.pending.values()];
-    this.pending = new Map();
-    try {
-      await this.write(batch.map(toEvent));
-    } catch (error) {
-      this.onError(error);
     }
   }
 }

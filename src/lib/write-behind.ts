@@ -2,7 +2,8 @@
  * Coalesces writes of something touched on every request (a token's or a session's last use): one
  * entry per id is kept in memory and the batch is written once per interval, so an id used a
  * thousand times a second costs one write per interval, not one per request. Memory is bounded by
- * the ids in use. A failed batch is folded back under whatever was recorded since and retried.
+ * the ids in use. A failed batch is folded back under whatever was recorded since and retried, or,
+ * for a writer with nothing to fold (`restore` null), reported and dropped.
  */
 export class WriteBehind<Entry> {
   protected pending = new Map<string, Entry>();
@@ -11,8 +12,8 @@ export class WriteBehind<Entry> {
 
   constructor(
     private readonly writeBatch: (batch: ReadonlyMap<string, Entry>) => Promise<void>,
-    /** What to keep when a failed entry meets a newer one recorded meanwhile. */
-    private readonly restore: (failed: Entry, newer: Entry) => Entry,
+    /** What to keep when a failed entry meets a newer one recorded meanwhile; null drops a failed batch. */
+    private readonly restore: ((failed: Entry, newer: Entry) => Entry) | null,
     private readonly intervalMs: number,
     private readonly onError: (error: unknown) => void,
   ) {}
@@ -42,9 +43,12 @@ export class WriteBehind<Entry> {
     try {
       await this.writeBatch(batch);
     } catch (error) {
-      for (const [id, entry] of batch) {
-        const newer = this.pending.get(id);
-        this.pending.set(id, newer === undefined ? entry : this.restore(entry, newer));
+      const { restore } = this;
+      if (restore) {
+        for (const [id, entry] of batch) {
+          const newer = this.pending.get(id);
+          this.pending.set(id, newer === undefined ? entry : restore(entry, newer));
+        }
       }
       this.onError(error);
     }
