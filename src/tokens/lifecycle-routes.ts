@@ -6,6 +6,7 @@ import { AllowedCidrs, IdParams, Label, NullableTimestamp, ScopeName, ScopeNames
 import { MAX_TOKEN_SCOPES } from './scopes.js';
 import type { TokenDetail } from './lifecycle-store.js';
 import { MAX_GRACE_SECONDS, type TokenLifecycle } from './lifecycle.js';
+import { tokenSummary } from './routes.js';
 import type { TokenRecord } from './store.js';
 
 const Hint = Type.String({ pattern: '^rza?_[0-9A-Za-z]{4}$', maxLength: 8, description: 'The prefix and the last four characters of the value.', examples: ['rz_x7Qa'] });
@@ -80,14 +81,8 @@ const AppTokenItem = Type.Object(
 const typeOf = (t: TokenRecord) => (t.kind === 'api' ? ('api_token' as const) : ('app_token' as const));
 
 const detail = (t: TokenDetail) => ({
-  id: t.id,
+  ...tokenSummary(t),
   type: typeOf(t),
-  name: t.name,
-  scopes: [...t.scopes],
-  created_at: t.createdAt,
-  expires_at: t.expiresAt,
-  last_used_at: t.lastUsedAt,
-  hint: t.hint,
   allowed_cidrs: t.allowedCidrs && [...t.allowedCidrs],
   last_used_ip: t.lastUsedIp,
   scopes_used: [...t.scopesUsed],

@@ -58,7 +58,8 @@ const TokenSummary = Type.Object(
   { additionalProperties: false },
 );
 
-const summary = (t: TokenRecord) => ({
+/** A token as GET /api/tokens lists it; its detail (GET /api/tokens/{id}) adds to it. */
+export const tokenSummary = (t: TokenRecord) => ({
   id: t.id,
   name: t.name,
   scopes: [...t.scopes],
@@ -104,7 +105,7 @@ export function tokenRoutes(app: Http, tokens: TokenService, catalogue: ScopeCat
       auth: { api: 'tokens:read' },
       success: { 200: { description: 'Your active API tokens.', schema: Type.Object({ tokens: Type.Array(TokenSummary) }, { additionalProperties: false }) } },
     }),
-    handler: async (request) => ({ tokens: (await tokens.listApiTokens(principalOf(request).user.id)).map(summary) }),
+    handler: async (request) => ({ tokens: (await tokens.listApiTokens(principalOf(request).user.id)).map(tokenSummary) }),
   });
 
   app.delete('/api/tokens/:id', {
