@@ -158,4 +158,19 @@ describe('webhook delivery to a real receiver', () => {
     expect(JSON.parse(arrived?.body ?? '{}')).toEqual({ type: 'webhook.test', timestamp: expect.any(String), data: { webhook_id: live.id } });
     if (arrived) expect(verified(live.secret, arrived)).toBeTruthy();
   });
+
+  it('keeps finished deliveries 30 days, then the maintenance sweep removes them', async () => {
+    const user = await signup(t);
+    const hook = await addEndpoint(user, '/pruned', ['token.created']);
+    await json(t, 'POST', `/api/webhooks/${hook.id}/test`, undefined, user.jwt);
+    await t.services.webhookDelivery.runOnce();
+    const stored = () => t.services.webhooks.deliveries(user.id, hook.id, {});
+    expect((await stored()).deliveries.map((d) => d.status)).toEqual(['succeeded']);
+    clock.advance(29 * 86_400_000);
+    await t.services.maintenance.runOnce();
+    expect((await stored()).deliveries).toHaveLength(1);
+    clock.advance(2 * 86_400_000);
+    await t.services.maintenance.runOnce();
+    expect((await stored()).deliveries).toEqual([]);
+  });
 });
