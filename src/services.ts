@@ -24,7 +24,7 @@ import { LeakResponse } from './leaks/service.js';
 import { LastUseRecorder } from './lib/last-use.js';
 import { Periodic } from './lib/periodic.js';
 import { Maintenance } from './maintenance/runner.js';
-import { expiredSessions, MAINTENANCE_INTERVAL_MS, oldAuditEvents, oldChanges } from './maintenance/sweeps.js';
+import { expiredSessions, MAINTENANCE_INTERVAL_MS, oldAuditEvents, oldChanges, oldDeliveries } from './maintenance/sweeps.js';
 import { ScopeCatalogue } from './scopes/catalogue.js';
 import { ServiceCredentials } from './services/service.js';
 import { ServiceCredentialStore } from './services/store.js';
@@ -33,13 +33,15 @@ import { SessionStore } from './sessions/store.js';
 import { TokenLifecycle } from './tokens/lifecycle.js';
 import { TokenLifecycleStore } from './tokens/lifecycle-store.js';
 import { TokenService } from './tokens/service.js';
-import { endedGraces, idleTokens } from './tokens/sweeps.js';
+import { endedGraces, expiringTokens, idleTokens } from './tokens/sweeps.js';
 import { TokenStore } from './tokens/store.js';
 import { UsageRecorder } from './tokens/usage.js';
 import { PasswordHasher } from './users/hasher.js';
 import { loadBlocklist } from './users/password-policy.js';
 import { UserService } from './users/service.js';
 import { UserStore } from './users/store.js';
+import { createWebhooks, type WebhookDelivery } from './webhooks/runner.js';
+import type { WebhookService } from './webhooks/service.js';
 
 /** Everything the HTTP layer and the CLI call. Built once per process from the configuration. */
 export interface Services {
@@ -74,6 +76,10 @@ export interface Services {
   readonly events: EventHub;
   /** Periodic clean-ups: the server starts them, {@link close} stops them. */
   readonly maintenance: Maintenance;
+  /** Webhook endpoints: users' own (API) and the operator's (CLI). */
+  readonly webhooks: WebhookService;
+  /** Dispatching and sending webhooks: the server starts it, {@link close} stops it; the CLI never runs it. */
+  readonly webhookDelivery: WebhookDelivery;
   readonly rateLimiter: RateLimiter;
   /** The shared Redis connection, when REDIS_URL is set. */
   readonly redis: Redis | null;
@@ -169,13 +175,16 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   });
   const events = new EventHub(feed, changeStore, config.events);
   const lifecycleStore = new TokenLifecycleStore(db);
+  const webhooks = createWebhooks(db, clock, config.webhooks, onError);
   const maintenance = new Maintenance(
     [
       expiredSessions(sessionStore),
       oldChanges(changeStore, config.changes.retentionMs),
       endedGraces(lifecycleStore, feed),
       idleTokens(lifecycleStore, usage, feed, config.tokens),
+      expiringTokens(lifecycleStore),
       oldAuditEvents(audit, config.auditRetentionMs),
+      oldDeliveries(webhooks.store),
     ],
     clock,
     MAINTENANCE_INTERVAL_MS,
@@ -214,11 +223,14 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     feed,
     events,
     maintenance,
+    webhooks: webhooks.service,
+    webhookDelivery: webhooks.delivery,
     rateLimiter: new RateLimiter(config.rateLimits, redis, config.redisPrefix),
     redis,
     async close() {
       events.stop();
       await maintenance.stop();
+      await webhooks.delivery.stop();
       await polling.stop();
       await usage.stop();
       await sessionUsage.stop();
