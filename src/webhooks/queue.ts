@@ -34,7 +34,9 @@ export interface AttemptOutcome {
  * The outbox's SQL. Every claim is one atomic statement, so several instances (and cluster workers
  * on one SQLite file) never take the same event or the same due delivery: on SQLite the UPDATE holds
  * the database's write lock, on PostgreSQL the inner SELECT locks its rows and skips rows another
- * claim holds (FOR UPDATE SKIP LOCKED).
+ * claim holds (FOR UPDATE SKIP LOCKED). That SELECT is a MATERIALIZED CTE, run once: as a subquery
+ * of the UPDATE, PostgreSQL may rescan it per row, and each rescan skips the rows the last one
+ * locked and returns new ones, so one claim took every due row whatever its limit.
  */
 export class WebhookQueue {
   private readonly pg: boolean;
@@ -58,18 +60,21 @@ export class WebhookQueue {
     return this.db.transaction().execute(async (trx) => {
       // The claim is the transaction's first statement: on SQLite it takes the write lock at once.
       const rows = await trx
+        .with(
+          (w) => w('claim').materialized(),
+          (db) =>
+            db
+              .selectFrom('audit_events')
+              .select('seq')
+              .where('dispatched', '=', 0)
+              .orderBy('seq')
+              .limit(limit)
+              .$if(this.pg, (q) => q.forUpdate().skipLocked()),
+        )
         .updateTable('audit_events')
         .set({ dispatched: 1 })
         .where('dispatched', '=', 0)
-        .where('seq', 'in', (eb) =>
-          eb
-            .selectFrom('audit_events')
-            .select('seq')
-            .where('dispatched', '=', 0)
-            .orderBy('seq')
-            .limit(limit)
-            .$if(this.pg, (q) => q.forUpdate().skipLocked()),
-        )
+        .where('seq', 'in', (eb) => eb.selectFrom('claim').select('seq'))
         .returningAll()
         .execute();
       if (rows.length === 0) return 0;
@@ -96,21 +101,24 @@ export class WebhookQueue {
     const due = await this.db.selectFrom('webhook_deliveries').select('id').where('status', '=', 'pending').where('next_attempt_at', '<=', now).limit(1).executeTakeFirst();
     if (!due) return [];
     const claimed = await this.db
+      .with(
+        (w) => w('claim').materialized(),
+        (db) =>
+          db
+            .selectFrom('webhook_deliveries')
+            .select('id')
+            .where('status', '=', 'pending')
+            .where('next_attempt_at', '<=', now)
+            .where((w) => w.or([w('lease_until', 'is', null), w('lease_until', '<=', now)]))
+            .orderBy('next_attempt_at')
+            .limit(limit)
+            .$if(this.pg, (q) => q.forUpdate().skipLocked()),
+      )
       .updateTable('webhook_deliveries')
       .set({ lease_until: leaseUntil, lease_token: leaseToken })
       .where('status', '=', 'pending')
       .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
-      .where('id', 'in', (eb) =>
-        eb
-          .selectFrom('webhook_deliveries')
-          .select('id')
-          .where('status', '=', 'pending')
-          .where('next_attempt_at', '<=', now)
-          .where((w) => w.or([w('lease_until', 'is', null), w('lease_until', '<=', now)]))
-          .orderBy('next_attempt_at')
-          .limit(limit)
-          .$if(this.pg, (q) => q.forUpdate().skipLocked()),
-      )
+      .where('id', 'in', (eb) => eb.selectFrom('claim').select('id'))
       .returning(['id', 'endpoint_id', 'payload', 'created_at', 'attempt_count'])
       .execute();
     if (claimed.length === 0) return [];

@@ -144,6 +144,25 @@ export function webhookStoreContract(name: string, harness: () => StoreHarness):
       expect((await s.queue.claimDue(at(31), at(50), 'eight', 10)).map((c) => c.id)).toContain(other);
     });
 
+    it('a claim takes at most its limit, of events and of due deliveries (a rescanned SKIP LOCKED subquery took them all)', async () => {
+      const user = await insertUser(s.users);
+      await drain();
+      const e = await add(endpoint(user.id, ['token.created']));
+      await drain();
+      await s.audit.record(Array.from({ length: 30 }, (_, i) => event('token.created', user.id, 30 + (i % 5))));
+      expect(await s.queue.dispatch(8, () => [])).toBe(8);
+      await drain();
+      // Drain the earlier tests' due deliveries, then add 30 of ours.
+      while ((await s.queue.claimDue(at(99), at(100), randomUUID(), 100)).length > 0);
+      for (let i = 0; i < 30; i++) {
+        await s.webhooks.insertDelivery({ id: randomUUID(), endpointId: e.id, eventId: null, eventType: 'webhook.test', payload: '{}', createdAt: at(30) });
+      }
+      const claimed = await s.queue.claimDue(at(30), at(50), 'limited', 8);
+      expect(claimed).toHaveLength(8);
+      expect(new Set(claimed.map((c) => c.leaseToken))).toEqual(new Set(['limited']));
+      expect(await s.queue.claimDue(at(30), at(50), 'rest', 100)).toHaveLength(22);
+    });
+
     it('pages deliveries newest first and prunes finished ones older than a time', async () => {
       const user = await insertUser(s.users);
       const e = await add(endpoint(user.id, ['token.created']));
