@@ -8,10 +8,11 @@ import { loginView, signupView } from './views/auth.js';
 import { securityLogView } from './views/security-log.js';
 import { tokensView } from './views/tokens.js';
 import type { View } from './views/view.js';
+import { webhooksView } from './views/webhooks.js';
 
 /*
- * The Developers page. Screens are chosen by the URL fragment (#tokens, #apps, #security, #account,
- * #login, #signup), which never carries anything secret; the user token lives in session.ts only.
+ * The Developers page. Screens are chosen by the URL fragment (#tokens, #apps, #security, #webhooks,
+ * #account, #login, #signup), which never carries anything secret; the user token lives in session.ts only.
  */
 
 const main = byId('main', HTMLElement);
@@ -23,7 +24,7 @@ const logoutButton = byId('logout', HTMLButtonElement);
 
 const route = (): string => location.hash.replace(/^#\/?/, '');
 /** The screens of a signed-in person; the first is where an unknown fragment leads. */
-const SCREENS = ['tokens', 'apps', 'security', 'account'] as const;
+const SCREENS = ['tokens', 'apps', 'security', 'webhooks', 'account'] as const;
 const screenOf = (name: string): (typeof SCREENS)[number] => SCREENS.find((s) => s === name) ?? 'tokens';
 
 function viewOf(screen: (typeof SCREENS)[number], user: api.User): View {
@@ -32,6 +33,8 @@ function viewOf(screen: (typeof SCREENS)[number], user: api.User): View {
       return appsView();
     case 'security':
       return securityLogView(user.id);
+    case 'webhooks':
+      return webhooksView();
     case 'account':
       return accountView(user, accountDeleted);
     case 'tokens':
