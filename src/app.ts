@@ -33,6 +33,7 @@ import { tokenLifecycleRoutes } from './tokens/lifecycle-routes.js';
 import { tokenRoutes } from './tokens/routes.js';
 import { VERSION } from './version.js';
 import { developersPage } from './web/routes.js';
+import { webhookRoutes } from './webhooks/routes.js';
 
 export interface AppOptions {
   /** Where logs go (default stdout); tests pass a stream to inspect them. */
@@ -94,6 +95,7 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   appRoutes(app, services.apps, services.scopes);
   scopeRoutes(app, services.scopes);
   auditRoutes(app, services.auditLog);
+  webhookRoutes(app, services.webhooks);
   leakRoutes(app, services.leaks);
   // Introspection takes form bodies too, as OAuth clients send them; no other route sees that parser.
   await app.register(async (forms) => {

@@ -63,6 +63,11 @@ export interface Config {
   readonly tokens: TokenPolicy;
   /** GET /api/events: the heartbeat's interval, and how many streams one service credential may hold open here. */
   readonly events: { readonly heartbeatMs: number; readonly maxStreamsPerCredential: number };
+  /**
+   * Webhook sending: whether endpoints may target loopback, private and link-local addresses
+   * (WEBHOOK_ALLOW_PRIVATE, development and tests only), and how long one attempt may take.
+   */
+  readonly webhooks: { readonly allowPrivate: boolean; readonly timeoutMs: number };
 }
 
 
@@ -202,6 +207,10 @@ export function loadConfig(env: Env): Config {
       // The contract promises a comment line at least every 15 s.
       heartbeatMs: int(env, 'EVENTS_HEARTBEAT_MS', 15_000, 1000, 15_000),
       maxStreamsPerCredential: int(env, 'EVENTS_STREAMS_PER_CREDENTIAL', 100, 1, 10_000),
+    },
+    webhooks: {
+      allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+      timeoutMs: int(env, 'WEBHOOK_TIMEOUT_SECONDS', 10, 1, 60) * 1000,
     },
   };
   return deepFreeze(config);

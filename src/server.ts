@@ -24,6 +24,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     app = await createApp(services, { logStream });
     const url = await app.listen({ port: config.port, host: config.host });
     services.maintenance.start();
+    services.webhookDelivery.start();
     const running = app;
     return {
       app: running,

@@ -40,6 +40,8 @@ import { PasswordHasher } from './users/hasher.js';
 import { loadBlocklist } from './users/password-policy.js';
 import { UserService } from './users/service.js';
 import { UserStore } from './users/store.js';
+import { createWebhooks, type WebhookDelivery } from './webhooks/runner.js';
+import type { WebhookService } from './webhooks/service.js';
 
 /** Everything the HTTP layer and the CLI call. Built once per process from the configuration. */
 export interface Services {
@@ -74,6 +76,10 @@ export interface Services {
   readonly events: EventHub;
   /** Periodic clean-ups: the server starts them, {@link close} stops them. */
   readonly maintenance: Maintenance;
+  /** Webhook endpoints: users' own (API) and the operator's (CLI). */
+  readonly webhooks: WebhookService;
+  /** Dispatching and sending webhooks: the server starts it, {@link close} stops it; the CLI never runs it. */
+  readonly webhookDelivery: WebhookDelivery;
   readonly rateLimiter: RateLimiter;
   /** The shared Redis connection, when REDIS_URL is set. */
   readonly redis: Redis | null;
@@ -169,6 +175,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   });
   const events = new EventHub(feed, changeStore, config.events);
   const lifecycleStore = new TokenLifecycleStore(db);
+  const webhooks = createWebhooks(db, clock, config.webhooks, onError);
   const maintenance = new Maintenance(
     [
       expiredSessions(sessionStore),
@@ -214,11 +221,14 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     feed,
     events,
     maintenance,
+    webhooks: webhooks.service,
+    webhookDelivery: webhooks.delivery,
     rateLimiter: new RateLimiter(config.rateLimits, redis, config.redisPrefix),
     redis,
     async close() {
       events.stop();
       await maintenance.stop();
+      await webhooks.delivery.stop();
       await polling.stop();
       await usage.stop();
       await sessionUsage.stop();

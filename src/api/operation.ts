@@ -14,6 +14,7 @@ export const TAGS = {
   keys: 'Public signing keys',
   scopes: 'The scopes tokens can carry: rz-auth\'s own and the platform\'s',
   audit: 'Your security log: the audit events of your account',
+  webhooks: 'Webhooks: your security events, sent to your endpoints as they happen',
   leaks: 'Leak response: reporting leaked tokens, and the token formats scanners look for',
   platform: 'For the platform\'s services, with a service credential: introspection and the event stream',
   operations: 'Health and readiness probes',
@@ -25,7 +26,7 @@ export type Tag = keyof typeof TAGS;
 export const OPTIONAL_BODY = 'x-optional-body';
 
 /** The verbs an operationId may start with; a generated client's method reads as what it does. */
-export const VERBS = ['get', 'list', 'create', 'register', 'issue', 'revoke', 'delete', 'update', 'rotate', 'sign', 'log', 'check', 'introspect', 'stream', 'report'] as const;
+export const VERBS = ['get', 'list', 'create', 'register', 'issue', 'revoke', 'delete', 'update', 'rotate', 'sign', 'log', 'check', 'introspect', 'stream', 'report', 'send'] as const;
 
 /** A stable, verb-first operationId: `createApiToken`, `listApps`. */
 export type OperationId = `${(typeof VERBS)[number]}${Capitalize<string>}`;

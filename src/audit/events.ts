@@ -22,11 +22,14 @@ export const AUDIT_TYPES = [
   'token.idle_revoked',
   'token.refused',
   'token.leaked',
+  'token.expiring',
   'app.registered',
   'app.deleted',
   'keys.rotated',
   'service_credential.created',
   'service_credential.revoked',
+  'webhook.created',
+  'webhook.deleted',
 ] as const;
 
 export type AuditType = (typeof AUDIT_TYPES)[number];
@@ -40,7 +43,7 @@ export interface Actor {
 
 /** What the event is about. */
 export interface Subject {
-  readonly type: 'user' | 'session' | 'token' | 'app' | 'signing_key' | 'service_credential';
+  readonly type: 'user' | 'session' | 'token' | 'app' | 'signing_key' | 'service_credential' | 'webhook';
   readonly id: string;
 }
 

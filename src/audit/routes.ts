@@ -44,6 +44,9 @@ const Details = Type.Object(
     idle_days: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 36_500, description: 'TOKEN_IDLE_REVOKE_DAYS when the token was revoked.' })),
     refusals: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 2_147_483_647, description: 'Requests refused by the allow-list since the previous token.refused of this token.' })),
     last_refused_at: Type.Optional(Timestamp),
+    days: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 7, description: 'token.expiring: the token expires within this many days (7 or 1).' })),
+    origin: Type.Optional(Type.String({ maxLength: 2048, description: "A webhook endpoint's scheme, host and port (its path is not recorded: it may hold a secret)." })),
+    event_types: Type.Optional(Type.Array(Type.Enum([...AUDIT_TYPES]), { maxItems: AUDIT_TYPES.length, description: 'The event types a webhook endpoint receives.' })),
   },
   { additionalProperties: false, description: 'Facts about the event; never a secret.' },
 );
@@ -62,7 +65,7 @@ export const AuditEventSchema = Type.Object(
     ),
     subject: Type.Union([
       Type.Object(
-        { type: Type.Enum(['user', 'session', 'token', 'app', 'signing_key', 'service_credential']), id: Type.String({ maxLength: 36 }) },
+        { type: Type.Enum(['user', 'session', 'token', 'app', 'signing_key', 'service_credential', 'webhook']), id: Type.String({ maxLength: 36 }) },
         { additionalProperties: false },
       ),
       Type.Null(),

@@ -27,7 +27,8 @@ function decodeCursor(cursor: string): number {
   return Number(text.slice(1));
 }
 
-function parseLimit(limit: string | undefined): number {
+/** A page size from a query string: 1 to {@link MAX_PAGE}, {@link DEFAULT_PAGE} when absent. @throws validation_failed naming `limit`. */
+export function parseLimit(limit: string | undefined): number {
   if (limit === undefined) return DEFAULT_PAGE;
   const n = /^[0-9]{1,4}$/.test(limit) ? Number(limit) : NaN;
   if (!(n >= 1 && n <= MAX_PAGE)) throw validationFailed([{ field: 'limit', message: `must be a whole number from 1 to ${MAX_PAGE}` }]);

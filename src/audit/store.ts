@@ -52,7 +52,8 @@ export async function recordAudit(db: Executor, events: AuditEvent | readonly Au
   for (let i = 0; i < rows.length; i += INSERT_BATCH) await db.insertInto('audit_events').values(rows.slice(i, i + INSERT_BATCH)).execute();
 }
 
-function toEvent(row: Selectable<AuditEventsTable>): StoredAuditEvent {
+/** An event as read back from its row. */
+export function toStoredEvent(row: Selectable<AuditEventsTable>): StoredAuditEvent {
   return {
     // PostgreSQL returns bigint as a string.
     seq: Number(row.seq),
@@ -87,7 +88,7 @@ export class AuditStore {
     if (query.since !== undefined) select = select.where('occurred_at', '>=', query.since);
     if (query.until !== undefined) select = select.where('occurred_at', '<', query.until);
     const rows = await select.orderBy('seq', 'desc').limit(query.limit).execute();
-    return rows.map(toEvent);
+    return rows.map(toStoredEvent);
   }
 
   /** Deletes the events that occurred before `before`. Returns how many. */

@@ -58,6 +58,8 @@ export interface TokensTable {
   last_used_ip: string | null;
   /** The token that replaced this one by rotation; it works until `expires_at`, the grace's end. */
   replaced_by: string | null;
+  /** The last `token.expiring` notice recorded for the token: '7d', '1d', or null for none yet. */
+  expiry_notice: Generated<string | null>;
 }
 
 /** The scopes each token has exercised, one row per token and scope. */
@@ -117,6 +119,53 @@ export interface AuditEventsTable {
   request_id: string | null;
   /** JSON object. */
   details: string;
+  /** 1 once the webhook dispatcher has made the event's deliveries (the outbox's mark), 0 until then. */
+  dispatched: Generated<number>;
+}
+
+/** A webhook endpoint: a user's (their own events) or the operator's (owner null: everyone's). */
+export interface WebhookEndpointsTable {
+  id: string;
+  owner_user_id: string | null;
+  url: string;
+  description: string | null;
+  /** JSON array of the audit event types it receives. */
+  event_types: string;
+  /** `whsec_` + base64: the signing key. Never leaves the service but in the creation's answer. */
+  secret: string;
+  created_at: string;
+}
+
+/** One message to one endpoint, with its retry state (the `webhook-id` is its id). */
+export interface WebhookDeliveriesTable {
+  id: string;
+  endpoint_id: string;
+  /** The audit event it carries; null for a test delivery. */
+  event_id: string | null;
+  event_type: string;
+  /** The exact JSON body every attempt sends. */
+  payload: string;
+  status: 'pending' | 'succeeded' | 'failed';
+  attempt_count: Generated<number>;
+  /** When the next attempt is due; null once finished. */
+  next_attempt_at: string | null;
+  /** A worker holds the delivery until then; another may claim it after (the first one died). */
+  lease_until: string | null;
+  /** The claim that holds the lease: only it may record the attempt. */
+  lease_token: string | null;
+  created_at: string;
+  finished_at: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+}
+
+export interface WebhookAttemptsTable {
+  delivery_id: string;
+  attempt: number;
+  attempted_at: string;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
 }
 
 export interface Tables {
@@ -129,4 +178,7 @@ export interface Tables {
   service_credentials: ServiceCredentialsTable;
   changes: ChangesTable;
   audit_events: AuditEventsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }

@@ -11,6 +11,8 @@ import { SessionStore } from '../../src/sessions/store.js';
 import { TokenLifecycleStore } from '../../src/tokens/lifecycle-store.js';
 import { type NewToken, TokenStore } from '../../src/tokens/store.js';
 import { UserStore } from '../../src/users/store.js';
+import { WebhookQueue } from '../../src/webhooks/queue.js';
+import { WebhookStore } from '../../src/webhooks/store.js';
 
 /** A real database of one dialect for a store suite. */
 export interface StoreHarness {
@@ -30,6 +32,8 @@ export interface Stores {
   readonly services: ServiceCredentialStore;
   readonly audit: AuditStore;
   readonly lifecycle: TokenLifecycleStore;
+  readonly webhooks: WebhookStore;
+  readonly queue: WebhookQueue;
 }
 
 export async function openStores(harness: StoreHarness): Promise<Stores> {
@@ -47,6 +51,8 @@ export async function openStores(harness: StoreHarness): Promise<Stores> {
     services: new ServiceCredentialStore(db),
     audit: new AuditStore(db),
     lifecycle: new TokenLifecycleStore(db),
+    webhooks: new WebhookStore(db),
+    queue: new WebhookQueue(db),
   };
 }
 

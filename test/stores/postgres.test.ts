@@ -6,6 +6,7 @@ import { auditStoreContract } from './audit-contract.js';
 import { lifecycleStoreContract } from './lifecycle-contract.js';
 import { platformStoreContract } from './platform-contract.js';
 import { sessionStoreContract } from './session-contract.js';
+import { webhookStoreContract } from './webhook-contract.js';
 
 const available = await postgresAvailable();
 
@@ -27,4 +28,5 @@ describe.skipIf(!available)('PostgreSQL', () => {
   auditStoreContract('PostgreSQL', postgres);
   sessionStoreContract('PostgreSQL', postgres);
   lifecycleStoreContract('PostgreSQL', postgres);
+  webhookStoreContract('PostgreSQL', postgres);
 });

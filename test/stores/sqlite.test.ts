@@ -8,6 +8,7 @@ import { auditStoreContract } from './audit-contract.js';
 import { lifecycleStoreContract } from './lifecycle-contract.js';
 import { platformStoreContract } from './platform-contract.js';
 import { sessionStoreContract } from './session-contract.js';
+import { webhookStoreContract } from './webhook-contract.js';
 
 const sqlite = (): StoreHarness => {
   const dir = tempDir();
@@ -22,6 +23,7 @@ platformStoreContract('SQLite', sqlite);
 auditStoreContract('SQLite', sqlite);
 sessionStoreContract('SQLite', sqlite);
 lifecycleStoreContract('SQLite', sqlite);
+webhookStoreContract('SQLite', sqlite);
 
 describe('SQLite connection settings', () => {
   it.each([2048, 65536])('sizes the page cache from SQLITE_CACHE_KIB (%i KiB), not the driver default', async (cacheKiB) => {

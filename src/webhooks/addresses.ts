@@ -1,0 +1,228 @@
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { validationFailed } from '../errors.js';
+
+/**
+ * Where webhooks may be sent. Unless private targets are allowed (WEBHOOK_ALLOW_PRIVATE), an
+ * endpoint must not reach this host, its network or the cloud metadata service (SSRF): the URL is
+ * checked at registration and every connection is checked again at connect time, because a name
+ * can resolve differently later (DNS rebinding).
+ */
+
+/** The longest URL accepted; checked before parsing so a huge string costs nothing. */
+export const MAX_WEBHOOK_URL_LENGTH = 2048;
+/** How long registration waits for a host name to resolve. */
+export const RESOLVE_TIMEOUT_MS = 3000;
+
+/** Resolves a host name to all its addresses (IPv4 and IPv6 text). */
+export type Resolve = (host: string) => Promise<string[]>;
+
+const refusedV4 = new BlockList();
+for (const [net, prefix] of [
+  ['0.0.0.0', 8], // this network, unspecified
+  ['10.0.0.0', 8], // private
+  ['100.64.0.0', 10], // carrier-grade NAT
+  ['127.0.0.0', 8], // loopback
+  ['169.254.0.0', 16], // link-local, cloud metadata
+  ['172.16.0.0', 12], // private
+  ['192.0.0.0', 24], // IETF protocol assignments
+  ['192.0.2.0', 24], // documentation
+  ['192.88.99.0', 24], // 6to4 relay anycast
+  ['192.168.0.0', 16], // private
+  ['198.18.0.0', 15], // benchmarking
+  ['198.51.100.0', 24], // documentation
+  ['203.0.113.0', 24], // documentation
+  ['224.0.0.0', 4], // multicast
+  ['240.0.0.0', 4], // reserved, and 255.255.255.255 broadcast
+] as const) refusedV4.addSubnet(net, prefix, 'ipv4');
+
+// Only global unicast (2000::/3) is reachable on the internet; everything outside it is loopback,
+// unspecified, link-local, unique-local, multicast or reserved. The forms that embed an IPv4
+// address are judged by that address before this list is consulted.
+const globalV6 = new BlockList();
+globalV6.addSubnet('2000::', 3, 'ipv6');
+const refusedV6 = new BlockList();
+for (const [net, prefix] of [
+  ['2001::', 23], // IETF protocol assignments: Teredo, benchmarking, ORCHID, ...
+  ['2001:db8::', 32], // documentation
+  ['3fff::', 20], // documentation
+] as const) refusedV6.addSubnet(net, prefix, 'ipv6');
+
+/** The 16 bytes of an IPv6 address in text form (validated by isIP first), a dotted tail included. */
+function ipv6Bytes(ip: string): number[] {
+  let text = ip;
+  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (dotted?.[1]) {
+    const [a = 0, b = 0, c = 0, d = 0] = dotted[1].split('.').map(Number);
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = '', tail] = text.split('::');
+  const groups = (part: string) => (part === '' ? [] : part.split(':').map((g) => parseInt(g, 16)));
+  const left = groups(head);
+  const right = tail === undefined ? [] : groups(tail);
+  const words = [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
+  return words.flatMap((w) => [w >> 8, w & 0xff]);
+}
+
+const zeros = (bytes: number[], from: number, to: number) => bytes.slice(from, to).every((b) => b === 0);
+
+/**
+ * The IPv4 address carried inside an IPv6 one, or null: IPv4-mapped (::ffff:0:0/96),
+ * IPv4-compatible (::/96, which also holds :: and ::1), NAT64 (64:ff9b::/96) and 6to4 (2002::/16).
+ * Such an address reaches the IPv4 host inside it, so it is judged as that host.
+ */
+function embeddedIPv4(ip: string): string | null {
+  const b = ipv6Bytes(ip);
+  const quad = (at: number) => b.slice(at, at + 4).join('.');
+  if (zeros(b, 0, 10) && b[10] === 0xff && b[11] === 0xff) return quad(12);
+  if (zeros(b, 0, 12)) return quad(12);
+  if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && zeros(b, 4, 12)) return quad(12);
+  if (b[0] === 0x20 && b[1] === 0x02) return quad(2);
+  return null;
+}
+
+/**
+ * Whether a webhook must not be sent to this address: loopback, private, link-local, CGNAT,
+ * unspecified, multicast, broadcast, reserved or documentation ranges, IPv4 inside IPv6 judged by
+ * the IPv4 address. Anything that is not an IP address is refused.
+ */
+export function isRefusedAddress(ip: string): boolean {
+  const version = isIP(ip);
+  if (version === 4) return refusedV4.check(ip, 'ipv4');
+  // A zone id (fe80::1%eth0) names an interface of this machine: link-local by definition.
+  if (version !== 6 || ip.includes('%')) return true;
+  const inner = embeddedIPv4(ip.toLowerCase());
+  if (inner !== null) return refusedV4.check(inner, 'ipv4');
+  return !globalV6.check(ip, 'ipv6') || refusedV6.check(ip, 'ipv6');
+}
+
+/** `localhost` and `*.localhost` always mean this machine (RFC 6761), whatever DNS says. */
+function isLocalName(host: string): boolean {
+  const name = host.toLowerCase().replace(/\.+$/, '');
+  return name === 'localhost' || name.endsWith('.localhost');
+}
+
+/** The IP address a URL names literally (brackets removed), or null for a host name. */
+export function literalAddress(url: URL): string | null {
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  return isIP(host) === 0 ? null : host;
+}
+
+const systemResolve: Resolve = (host) =>
+  new Promise((resolve, reject) => {
+    dnsLookup(host, { all: true, verbatim: true }, (err, addresses) => {
+      if (err) reject(err);
+      else resolve(addresses.map((a) => a.address));
+    });
+  });
+
+/** The addresses of `host`, or null when it does not resolve within the timeout. */
+async function resolveWithin(resolve: Resolve, host: string, ms: number): Promise<string[] | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<null>((done) => {
+    timer = setTimeout(() => done(null), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([resolve(host).catch(() => null), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const refuse = (message: string) => validationFailed([{ field: 'url', message }]);
+const REFUSED_TARGET = 'must not point to a loopback, private, link-local or reserved address';
+
+export interface CheckUrlOptions {
+  /** WEBHOOK_ALLOW_PRIVATE: skip the address policy (a host name must still resolve). */
+  readonly allowPrivate: boolean;
+  /** Injected in tests; defaults to dns.lookup with all addresses. */
+  readonly resolve?: Resolve;
+  readonly timeoutMs?: number;
+}
+
+/**
+ * Checks a URL given for a webhook endpoint and returns it parsed, or throws 400
+ * validation_failed naming `url`. Order matters: the length before parsing, the form before any
+ * DNS query, so a refused URL never causes a lookup it did not need.
+ */
+export async function checkWebhookUrl(raw: string, options: CheckUrlOptions): Promise<URL> {
+  if (raw.length > MAX_WEBHOOK_URL_LENGTH) throw refuse(`must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`);
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw refuse('must be an absolute http or https URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refuse('must use http or https');
+  // Credentials in a URL end up in logs and delivery listings; a receiver authenticates by signature.
+  if (url.username !== '' || url.password !== '') throw refuse('must not contain a user name or password');
+  // `#` cannot appear unencoded anywhere in a serialised URL except before a fragment, even an empty one.
+  if (url.href.includes('#')) throw refuse('must not contain a fragment');
+  const literal = literalAddress(url);
+  if (literal !== null) {
+    if (!options.allowPrivate && isRefusedAddress(literal)) throw refuse(REFUSED_TARGET);
+    return url;
+  }
+  if (!options.allowPrivate && isLocalName(url.hostname)) throw refuse(REFUSED_TARGET);
+  const addresses = await resolveWithin(options.resolve ?? systemResolve, url.hostname, options.timeoutMs ?? RESOLVE_TIMEOUT_MS);
+  if (addresses === null || addresses.length === 0) throw refuse('host name does not resolve');
+  if (!options.allowPrivate && addresses.some(isRefusedAddress)) throw refuse(REFUSED_TARGET);
+  return url;
+}
+
+/** The error a guarded connection fails with; its message is what a delivery attempt records. */
+export class RefusedAddressError extends Error {
+  readonly code = 'EWEBHOOKADDRESS';
+  constructor(host: string) {
+    super(`${host} resolves to a loopback, private, link-local or reserved address`);
+    this.name = 'RefusedAddressError';
+  }
+}
+
+const familyOf = (address: string): 4 | 6 => (isIP(address) === 6 ? 6 : 4);
+
+function wantedFamily(options: LookupOptions): 0 | 4 | 6 {
+  const f = options.family;
+  if (f === 4 || f === 'IPv4') return 4;
+  if (f === 6 || f === 'IPv6') return 6;
+  return 0;
+}
+
+/** dns.lookup with all addresses, as LookupAddress records. */
+function systemLookupAll(host: string, options: LookupOptions): Promise<LookupAddress[]> {
+  return new Promise((resolve, reject) => {
+    dnsLookup(host, { ...options, all: true }, (err, addresses) => (err ? reject(err) : resolve(addresses)));
+  });
+}
+
+/**
+ * A `lookup` for node:http/https request options that resolves like dns.lookup (honouring
+ * `options.all` and `options.family`) and fails with {@link RefusedAddressError} when ANY address
+ * of the name is refused, so a name cannot pass registration and point inward at connect time.
+ * Node does not call `lookup` for an IP literal: check those with {@link isRefusedAddress} first.
+ */
+export function guardedLookup(allowPrivate: boolean, resolve?: Resolve): LookupFunction {
+  const lookupAll = async (host: string, options: LookupOptions): Promise<LookupAddress[]> => {
+    if (!resolve) return systemLookupAll(host, options);
+    const family = wantedFamily(options);
+    const all = (await resolve(host)).map((address) => ({ address, family: familyOf(address) }));
+    return all.filter((a) => family === 0 || a.family === family);
+  };
+  return (host, options, callback) => {
+    lookupAll(host, options).then(
+      (addresses) => {
+        if (!allowPrivate && (isLocalName(host) || addresses.some((a) => isRefusedAddress(a.address)))) {
+          callback(new RefusedAddressError(host), []);
+        } else if (options.all) {
+          callback(null, addresses);
+        } else if (addresses[0]) {
+          callback(null, addresses[0].address, addresses[0].family);
+        } else {
+          callback(Object.assign(new Error(`${host} has no address`), { code: 'ENOTFOUND' }), []);
+        }
+      },
+      (err: NodeJS.ErrnoException) => callback(err, []),
+    );
+  };
+}

@@ -1,0 +1,103 @@
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { VERSION } from '../version.js';
+import { guardedLookup, isRefusedAddress, literalAddress, RefusedAddressError, type Resolve } from './addresses.js';
+
+/** What an attempt got back: the status (null when there was none) or why it failed. */
+export interface SendResult {
+  readonly statusCode: number | null;
+  readonly error: string | null;
+  readonly durationMs: number;
+}
+
+/** Sends one signed body to one URL. */
+export type Send = (url: string, headers: Readonly<Record<string, string>>, body: string, signal: AbortSignal) => Promise<SendResult>;
+
+/** How much of a response is read before the connection is dropped: only its status is kept. */
+const MAX_RESPONSE_BYTES = 64 * 1024;
+
+export const USER_AGENT = `rz-auth-webhooks/${VERSION}`;
+
+export interface SenderOptions {
+  /** The whole attempt (connect, send, status) must finish within this (WEBHOOK_TIMEOUT_SECONDS). */
+  readonly timeoutMs: number;
+  /** WEBHOOK_ALLOW_PRIVATE. */
+  readonly allowPrivate: boolean;
+  /** Injected in tests; dns.lookup otherwise. */
+  readonly resolve?: Resolve;
+}
+
+/** A short, stable reason for a failed attempt, shown to the endpoint's owner: never a secret or a stack. */
+function reasonOf(error: unknown, timeoutMs: number, timedOut: boolean): string {
+  if (timedOut) return `timed out after ${timeoutMs / 1000} s`;
+  if (error instanceof RefusedAddressError) return 'refused: the host resolves to a private or reserved address';
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  switch (code) {
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'host name does not resolve';
+    case 'ECONNRESET':
+      return 'connection reset';
+    case 'ABORT_ERR':
+      return 'aborted: the server is stopping';
+    default:
+      return typeof code === 'string' && /^[A-Z0-9_]{1,40}$/.test(code) ? `connection failed (${code})` : 'connection failed';
+  }
+}
+
+/**
+ * The webhook sender: node:http/https, no redirects followed (a 3xx is a failed attempt), no
+ * keep-alive pool shared between endpoints, the response read up to 64 KiB and dropped. Outside
+ * WEBHOOK_ALLOW_PRIVATE, an IP literal is checked before connecting and a host name at connect
+ * time, on every address it resolves to, so a name that passed registration cannot be turned
+ * toward the internal network later (DNS rebinding).
+ */
+export function createSender(options: SenderOptions): Send {
+  const lookup: LookupFunction = guardedLookup(options.allowPrivate, options.resolve);
+  return (url, headers, body, signal) =>
+    new Promise((resolve) => {
+      const started = performance.now();
+      let timedOut = false;
+      let settled = false;
+      const finish = (statusCode: number | null, error: string | null) => {
+        if (settled) return;
+        settled = true;
+        resolve({ statusCode, error, durationMs: Math.round(performance.now() - started) });
+      };
+      const target = new URL(url);
+      const literal = literalAddress(target);
+      if (literal !== null && !options.allowPrivate && isRefusedAddress(literal)) {
+        finish(null, 'refused: a private or reserved address');
+        return;
+      }
+      const client = target.protocol === 'https:' ? https : http;
+      const request = client.request(target, {
+        method: 'POST',
+        headers: { ...headers, 'user-agent': USER_AGENT, 'content-length': String(Buffer.byteLength(body)) },
+        lookup,
+        agent: false,
+        signal,
+      });
+      const timer = setTimeout(() => {
+        timedOut = true;
+        request.destroy();
+      }, options.timeoutMs);
+      request.on('error', (error) => finish(null, reasonOf(error, options.timeoutMs, timedOut)));
+      // The timer keeps bounding a body still arriving after the status, until the connection closes.
+      request.on('close', () => clearTimeout(timer));
+      request.on('response', (response) => {
+        // The status is all that is kept; the body is read (politely, up to a bound) and dropped.
+        finish(response.statusCode ?? null, null);
+        let read = 0;
+        response.on('data', (chunk: Buffer) => {
+          read += chunk.length;
+          if (read > MAX_RESPONSE_BYTES) response.destroy();
+        });
+        response.on('error', () => {});
+      });
+      request.end(body);
+    });
+}

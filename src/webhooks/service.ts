@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import { AUDIT_TYPES, type AuditType, auditEvent, type RequestContext } from '../audit/events.js';
+import { parseLimit } from '../audit/service.js';
+import { type Clock, iso } from '../clock.js';
+import { conflict, type FieldError, notFound, validationFailed } from '../errors.js';
+import { isUuid } from '../lib/ids.js';
+import { cleanText } from '../lib/text.js';
+import { isFieldError } from '../tokens/service.js';
+import { checkWebhookUrl, type Resolve } from './addresses.js';
+import { TEST_EVENT_TYPE, testPayload } from './dispatcher.js';
+import { newWebhookSecret } from './signature.js';
+import type { Delivery, DeliveryPosition, OwnerFilter, WebhookEndpoint, WebhookStore } from './store.js';
+
+/** A user's endpoints are capped: each one multiplies the deliveries of every event of theirs. */
+export const MAX_ENDPOINTS_PER_USER = 10;
+export const MAX_DESCRIPTION = 1000;
+/** Far longer than any cursor we hand out: a longer one is refused before it is decoded. */
+export const MAX_CURSOR_LENGTH = 128;
+/** What an endpoint may subscribe to: every type of the audit log. */
+export const WEBHOOK_EVENT_TYPES: readonly AuditType[] = AUDIT_TYPES;
+
+export interface CreateWebhookInput {
+  readonly url: string;
+  readonly event_types: readonly string[];
+  readonly description?: string | undefined;
+}
+
+export interface DeliveryPage {
+  readonly deliveries: Delivery[];
+  readonly nextCursor: string | null;
+}
+
+/**
+ * A delivery cursor names the last delivery of a page. Opaque to clients, not secret: a forged one
+ * can only move within the endpoint the caller already owns.
+ */
+const encodeCursor = (d: DeliveryPosition): string => Buffer.from(`${d.createdAt}|${d.id}`).toString('base64url');
+const CURSOR = /^[A-Za-z0-9_-]{1,128}$/;
+const POSITION = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)\|([0-9a-f-]{36})$/;
+
+function decodeCursor(cursor: string): DeliveryPosition {
+  const match = CURSOR.test(cursor) ? POSITION.exec(Buffer.from(cursor, 'base64url').toString('latin1')) : null;
+  if (!match?.[1] || !match[2] || !isUuid(match[2])) throw validationFailed([{ field: 'cursor', message: 'is not a cursor this service handed out' }]);
+  return { createdAt: match[1], id: match[2] };
+}
+
+function checkEventTypes(types: readonly string[]): AuditType[] | FieldError {
+  if (types.length === 0) return { field: 'event_types', message: 'must name at least one event type' };
+  const unknown = types.find((t) => !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(t));
+  if (unknown !== undefined) return { field: 'event_types', message: `has an unknown event type: ${unknown.slice(0, 60)}` };
+  if (new Set(types).size !== types.length) return { field: 'event_types', message: 'must not list an event type twice' };
+  return types as AuditType[];
+}
+
+/** The audit details of an endpoint: where it sends (the origin only: a URL's path may hold a secret) and what. */
+const endpointDetails = (endpoint: WebhookEndpoint) => ({ origin: new URL(endpoint.url).origin, event_types: endpoint.eventTypes });
+
+export interface WebhookPolicy {
+  /** WEBHOOK_ALLOW_PRIVATE. */
+  readonly allowPrivate: boolean;
+  /** Injected in tests; dns.lookup otherwise. */
+  readonly resolve?: Resolve;
+}
+
+/**
+ * Rules for webhook endpoints. `owner` is the user acting on their own endpoints, or undefined for
+ * the operator (CLI), who sees every endpoint and whose own endpoints receive everyone's events.
+ */
+export class WebhookService {
+  constructor(
+    private readonly store: WebhookStore,
+    private readonly clock: Clock,
+    private readonly policy: WebhookPolicy,
+  ) {}
+
+  /**
+   * Adds an endpoint of `ownerUserId` (null: the operator's) with a new secret, returned here only.
+   * @throws validation_failed naming `url`, `event_types` or `description`; conflict at the cap.
+   */
+  async create(ownerUserId: string | null, input: CreateWebhookInput, context: RequestContext): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+    const eventTypes = checkEventTypes(input.event_types);
+    const description = input.description === undefined ? null : cleanText(input.description.trim(), 'description', MAX_DESCRIPTION);
+    if (isFieldError(eventTypes) || isFieldError(description)) throw validationFailed([eventTypes, description].filter(isFieldError));
+    // Last, as it may wait for DNS: a request that is wrong anyway never causes a lookup.
+    const url = await checkWebhookUrl(input.url, this.policy);
+    const now = this.clock.now();
+    const endpoint: WebhookEndpoint = { id: randomUUID(), ownerUserId, url: url.href, description: description || null, eventTypes, createdAt: iso(now) };
+    const secret = newWebhookSecret();
+    const event = auditEvent({ type: 'webhook.created', userId: ownerUserId, subject: { type: 'webhook', id: endpoint.id }, details: endpointDetails(endpoint) }, context, now);
+    if (!(await this.store.insertEndpoint({ ...endpoint, secret }, event, MAX_ENDPOINTS_PER_USER))) {
+      throw conflict(`You have ${MAX_ENDPOINTS_PER_USER} webhook endpoints, the most allowed: delete one first.`);
+    }
+    return { endpoint, secret };
+  }
+
+  /** Endpoints newest first, never with their secrets. */
+  list(owner: OwnerFilter): Promise<WebhookEndpoint[]> {
+    return this.store.listEndpoints(owner);
+  }
+
+  /** One endpoint; someone else's is not found, exactly like a missing one. */
+  async get(owner: OwnerFilter, id: string): Promise<WebhookEndpoint> {
+    const endpoint = isUuid(id) ? await this.store.findEndpoint(id, owner) : undefined;
+    if (!endpoint) throw notFound();
+    return endpoint;
+  }
+
+  /** Deletes an endpoint and its deliveries, recording `webhook.deleted` in its owner's log. */
+  async delete(owner: OwnerFilter, id: string, context: RequestContext): Promise<void> {
+    const now = this.clock.now();
+    const audit = (endpoint: WebhookEndpoint) =>
+      auditEvent({ type: 'webhook.deleted', userId: endpoint.ownerUserId, subject: { type: 'webhook', id }, details: endpointDetails(endpoint) }, context, now);
+    if (!isUuid(id) || !(await this.store.deleteEndpoint(id, owner, audit))) throw notFound();
+  }
+
+  /** A page of an endpoint's deliveries, newest first, with their attempts. */
+  async deliveries(owner: OwnerFilter, id: string, query: { readonly limit?: string | undefined; readonly cursor?: string | undefined }): Promise<DeliveryPage> {
+    const limit = parseLimit(query.limit);
+    const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+    const endpoint = await this.get(owner, id);
+    // One more than the page: whether there is a next page, without a second query.
+    const rows = await this.store.listDeliveries(endpoint.id, limit + 1, after);
+    const deliveries = rows.slice(0, limit);
+    const last = deliveries.at(-1);
+    return { deliveries, nextCursor: rows.length > limit && last ? encodeCursor(last) : null };
+  }
+
+  /** Queues a `webhook.test` delivery to the endpoint, due at once. */
+  async test(owner: OwnerFilter, id: string): Promise<Delivery> {
+    const endpoint = await this.get(owner, id);
+    const now = this.clock.now();
+    const createdAt = iso(now);
+    const delivery = { id: randomUUID(), endpointId: endpoint.id, eventId: null, eventType: TEST_EVENT_TYPE, payload: testPayload(endpoint.id, now), createdAt };
+    await this.store.insertDelivery(delivery);
+    return { ...delivery, status: 'pending', nextAttemptAt: createdAt, finishedAt: null, attempts: [] };
+  }
+}

@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import { type Clock, iso } from '../clock.js';
+import type { AttemptOutcome, ClaimedDelivery, WebhookQueue } from './queue.js';
+import type { Send, SendResult } from './sender.js';
+import { webhookHeaders } from './signature.js';
+
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+
+/** The wait after each failed attempt, before jitter: the first retry comes within a minute (contract §9). */
+export const RETRY_DELAYS_MS = [5 * SECOND, MINUTE, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR] as const;
+/** A delivery is retried for a day from its creation; an attempt that fails at or after it is the last. */
+export const DELIVERY_WINDOW_MS = 24 * HOUR;
+/** Each wait is moved by up to this fraction either way, so failed deliveries do not retry in lockstep. */
+const JITTER = 0.2;
+/** Deliveries one process sends at once. */
+const CONCURRENCY = 8;
+
+/**
+ * When to try again after the `attempt`-th attempt (1 for the first) failed at `now`, or null when
+ * that was the last: past the window, or the schedule is spent. Never later than the window's end.
+ */
+export function nextAttemptAt(createdAt: number, attempt: number, now: number, random: () => number = Math.random): number | null {
+  const end = createdAt + DELIVERY_WINDOW_MS;
+  const delay = RETRY_DELAYS_MS[attempt - 1];
+  if (now >= end || delay === undefined) return null;
+  return Math.min(now + delay * (1 - JITTER + 2 * JITTER * random()), end);
+}
+
+/**
+ * The delivery's state after an attempt made at `attemptedAt` that ended at `endedAt`: 2xx
+ * succeeded; anything else, a timeout or a refused address is a failed attempt.
+ */
+export function outcomeOf(delivery: ClaimedDelivery, result: SendResult, attemptedAt: number, endedAt: number, random?: () => number): AttemptOutcome {
+  const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+  const next = ok ? null : nextAttemptAt(Date.parse(delivery.createdAt), delivery.attemptCount + 1, endedAt, random);
+  return {
+    attemptedAt: iso(attemptedAt),
+    statusCode: result.statusCode,
+    error: result.error,
+    durationMs: result.durationMs,
+    status: ok ? 'succeeded' : next === null ? 'failed' : 'pending',
+    nextAttemptAt: next === null ? null : iso(next),
+  };
+}
+
+export interface WorkerOptions {
+  /** WEBHOOK_TIMEOUT_SECONDS in ms: a lease lasts twice this and a second, so only a dead worker's lapses. */
+  readonly timeoutMs: number;
+  readonly onError: (error: unknown, context: string) => void;
+  readonly concurrency?: number;
+  readonly random?: () => number;
+}
+
+/**
+ * Sends due deliveries. Each is claimed with a lease and a fresh lease token, so one instance at a
+ * time sends it; the attempt is recorded only under that token, so a worker that stalled past its
+ * lease cannot overwrite what the next one recorded. A process killed mid-send leaves a lease that
+ * lapses, and the delivery is sent again (receivers drop repeats by `webhook-id`).
+ */
+export class DeliveryWorker {
+  private readonly inFlight = new Map<string, { readonly controller: AbortController; readonly done: Promise<void> }>();
+  private stopping = false;
+
+  constructor(
+    private readonly queue: WebhookQueue,
+    private readonly send: Send,
+    private readonly clock: Clock,
+    private readonly options: WorkerOptions,
+  ) {}
+
+  /** Claims what free slots allow and starts sending it; does not wait for the sends. */
+  async tick(): Promise<void> {
+    const free = (this.options.concurrency ?? CONCURRENCY) - this.inFlight.size;
+    if (this.stopping || free <= 0) return;
+    const now = this.clock.now();
+    const leaseUntil = iso(now + 2 * this.options.timeoutMs + SECOND);
+    for (const delivery of await this.queue.claimDue(iso(now), leaseUntil, randomUUID(), free)) {
+      const controller = new AbortController();
+      const done = this.attempt(delivery, controller.signal).finally(() => this.inFlight.delete(delivery.id));
+      this.inFlight.set(delivery.id, { controller, done });
+    }
+  }
+
+  /** One round that waits for its sends (tests drive the worker with it). */
+  async runOnce(): Promise<void> {
+    await this.tick();
+    await Promise.all([...this.inFlight.values()].map((s) => s.done));
+  }
+
+  /** Stops claiming, aborts the sends in flight and gives their deliveries back, unattempted. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    for (const send of this.inFlight.values()) send.controller.abort();
+    await Promise.all([...this.inFlight.values()].map((s) => s.done));
+  }
+
+  private async attempt(delivery: ClaimedDelivery, signal: AbortSignal): Promise<void> {
+    try {
+      const at = this.clock.now();
+      const headers = { ...webhookHeaders(delivery.secret, delivery.id, delivery.payload, at) };
+      const result = await this.send(delivery.url, headers, delivery.payload, signal);
+      if (signal.aborted) await this.queue.release(delivery.id, delivery.leaseToken);
+      else await this.queue.recordAttempt(delivery.id, delivery.leaseToken, outcomeOf(delivery, result, at, this.clock.now(), this.options.random));
+    } catch (error) {
+      // The lease lapses and another round sends the delivery again.
+      this.options.onError(error, 'webhook delivery');
+    }
+  }
+}

@@ -1,0 +1,219 @@
+import type { LookupAddress } from 'node:dns';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { ProblemError } from '../../src/errors.js';
+import { checkWebhookUrl, guardedLookup, isRefusedAddress, RefusedAddressError, type Resolve } from '../../src/webhooks/addresses.js';
+
+const PUBLIC_V4 = '93.184.215.14';
+const PUBLIC_V6 = '2606:2800:21f:cb07:6820:80da:af6b:8b2c';
+
+/** A resolver that knows a few names and never touches DNS. */
+const fakeDns = (table: Record<string, string[]>): Resolve => async (host) => {
+  const found = table[host];
+  if (!found) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+  return found;
+};
+const dns = fakeDns({
+  'hooks.example.com': [PUBLIC_V4, PUBLIC_V6],
+  'inward.example.com': [PUBLIC_V4, '127.0.0.1'],
+  'metadata.example.com': ['169.254.169.254'],
+  'mapped.example.com': ['::ffff:10.0.0.1'],
+  'nothing.example.com': [],
+  'localhost': ['127.0.0.1'],
+  'localhost.': ['127.0.0.1'],
+  'foo.localhost': ['127.0.0.1'],
+});
+
+/** The field error a refusal carries, or null when the URL was accepted. */
+async function refusal(raw: string, allowPrivate = false, resolve: Resolve = dns): Promise<string | null> {
+  try {
+    await checkWebhookUrl(raw, { allowPrivate, resolve });
+    return null;
+  } catch (err) {
+    expect(err).toBeInstanceOf(ProblemError);
+    const problem = err as ProblemError;
+    expect(problem.code).toBe('validation_failed');
+    expect(problem.status).toBe(400);
+    const errors = problem.errors ?? [];
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.field).toBe('url');
+    return errors[0]?.message ?? '';
+  }
+}
+
+describe('isRefusedAddress', () => {
+  it.each([
+    '127.0.0.1', '127.255.255.254', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254',
+    '100.64.0.1', '100.127.255.254', '0.0.0.0', '0.1.2.3', '224.0.0.1', '239.255.255.250', '255.255.255.255', '240.0.0.1',
+    '192.0.2.1', '198.51.100.7', '203.0.113.9', '198.18.0.1', '192.0.0.8',
+    '::1', '::', 'fe80::1', 'febf::1', 'fc00::1', 'fd12:3456::1', 'ff02::1', 'fec0::1', '100::1', '2001:db8::1', '2001::1', '3fff::1',
+    '::ffff:127.0.0.1', '::FFFF:7F00:1', '::ffff:a00:1', '::127.0.0.1', '::a9fe:a9fe', '64:ff9b::a00:1', '64:ff9b::127.0.0.1',
+    '2002:a00:1::', '2002:7f00:1::1', '2002:a9fe:a9fe::', 'fe80::1%eth0',
+    '', 'example.com', '127.0.0.1/8', '1.2.3',
+  ])('refuses %j', (ip) => {
+    expect(isRefusedAddress(ip)).toBe(true);
+  });
+
+  it.each([PUBLIC_V4, '8.8.8.8', '1.1.1.1', '100.63.255.255', '100.128.0.0', '172.15.255.255', '172.32.0.0', '169.253.0.1', '223.255.255.255',
+    PUBLIC_V6, '2a00:1450:4001::200e', '::ffff:8.8.8.8', '::ffff:808:808', '64:ff9b::808:808', '2002:808:808::1',
+  ])('allows public %j', (ip) => {
+    expect(isRefusedAddress(ip)).toBe(false);
+  });
+});
+
+describe('checkWebhookUrl', () => {
+  it.each([
+    'http://127.0.0.1/hook', 'http://2130706433/', 'http://0x7f000001/', 'http://0x7f.0.0.1/', 'http://017700000001/', 'http://0177.0.0.01/',
+    'http://127.1/', 'http://[::ffff:127.0.0.1]/', 'http://[::ffff:7f00:1]/', 'http://[::1]:8080/', 'http://[fe80::1]/',
+    'http://0.0.0.0/', 'http://0/', 'http://169.254.169.254/latest/meta-data/', 'https://100.64.0.1/', 'http://10.0.0.1/',
+    'http://[64:ff9b::a00:1]/', 'http://[2002:a00:1::]/', 'http://[::]/', 'http://255.255.255.255/', 'http://224.0.0.1/',
+    'http://localhost/', 'http://localhost./', 'http://LOCALHOST:3000/', 'http://foo.localhost/', 'http://a.b.LocalHost./',
+    'https://inward.example.com/', 'https://metadata.example.com/', 'https://mapped.example.com/',
+  ])('refuses %s as an inward target', async (raw) => {
+    expect(await refusal(raw)).toMatch(/loopback, private, link-local or reserved/);
+  });
+
+  it.each([
+    ['https://hooks.example.com/rz?x=1', 'https://hooks.example.com/rz?x=1'],
+    [`http://${PUBLIC_V4}:8443/hook`, `http://${PUBLIC_V4}:8443/hook`],
+    [`https://[${PUBLIC_V6}]/`, `https://[${PUBLIC_V6}]/`],
+    ['HTTPS://Hooks.Example.COM', 'https://hooks.example.com/'],
+    ['http://1572394766/', `http://${PUBLIC_V4}/`],
+  ])('allows public %s', async (raw, href) => {
+    const url = await checkWebhookUrl(raw, { allowPrivate: false, resolve: dns });
+    expect(url.href).toBe(href);
+  });
+
+  it.each(['ftp://hooks.example.com/', 'file:///etc/passwd', 'javascript:alert(1)', 'data:text/plain,x', 'ws://hooks.example.com/', 'gopher://hooks.example.com/'])(
+    'refuses the scheme of %s',
+    async (raw) => {
+      expect(await refusal(raw)).toBe('must use http or https');
+    },
+  );
+
+  it.each(['https://user:pass@hooks.example.com/', 'https://user@hooks.example.com/', 'https://:pass@hooks.example.com/'])('refuses credentials in %s', async (raw) => {
+    expect(await refusal(raw)).toBe('must not contain a user name or password');
+  });
+
+  it.each(['https://hooks.example.com/#x', 'https://hooks.example.com/a#', 'https://hooks.example.com/?q=1#frag'])('refuses the fragment in %s', async (raw) => {
+    expect(await refusal(raw)).toBe('must not contain a fragment');
+  });
+
+  it.each(['', 'hooks.example.com/x', '/relative', 'https://', 'http://[::1/', 'http://exa mple.com/'])('refuses %j as not a URL', async (raw) => {
+    expect(await refusal(raw)).toBe('must be an absolute http or https URL');
+  });
+
+  it('refuses an over-long URL before parsing or resolving it', async () => {
+    let resolved = 0;
+    const counting: Resolve = async () => {
+      resolved += 1;
+      return [PUBLIC_V4];
+    };
+    const base = 'https://hooks.example.com/';
+    expect(await refusal(base + 'a'.repeat(2048 - base.length), false, counting)).toBeNull();
+    expect(resolved).toBe(1);
+    expect(await refusal(base + 'a'.repeat(2049 - base.length), false, counting)).toBe('must be at most 2048 characters');
+    // Not even a URL: the length decides first.
+    expect(await refusal('x'.repeat(5000), false, counting)).toBe('must be at most 2048 characters');
+    expect(resolved).toBe(1);
+  });
+
+  it('refuses a name that does not resolve, resolves to nothing, or does not answer in time', async () => {
+    expect(await refusal('https://unknown.example.com/')).toBe('host name does not resolve');
+    expect(await refusal('https://nothing.example.com/')).toBe('host name does not resolve');
+    const never: Resolve = () => new Promise(() => undefined);
+    await expect(checkWebhookUrl('https://slow.example.com/', { allowPrivate: false, resolve: never, timeoutMs: 20 })).rejects.toMatchObject({
+      code: 'validation_failed',
+      errors: [{ field: 'url', message: 'host name does not resolve' }],
+    });
+  });
+
+  it('does not resolve a URL refused by its form or an IP literal', async () => {
+    const failing: Resolve = () => Promise.reject(new Error('must not be called'));
+    expect(await refusal('http://localhost/', false, failing)).toMatch(/loopback/);
+    expect(await refusal('http://127.0.0.1/', false, failing)).toMatch(/loopback/);
+    expect(await refusal(`http://${PUBLIC_V4}/`, false, failing)).toBeNull();
+  });
+
+  it('with private targets allowed, accepts loopback and private targets but still needs a resolvable name', async () => {
+    for (const raw of ['http://127.0.0.1:8080/hook', 'http://[::1]/', 'http://localhost/', 'https://inward.example.com/', 'http://10.0.0.1/']) {
+      expect(await refusal(raw, true)).toBeNull();
+    }
+    expect(await refusal('https://unknown.example.com/', true)).toBe('host name does not resolve');
+    expect(await refusal('ftp://127.0.0.1/', true)).toBe('must use http or https');
+    expect(await refusal('http://u:p@127.0.0.1/', true)).toBe('must not contain a user name or password');
+  });
+});
+
+type LookupResult = { err: NodeJS.ErrnoException | null; address: string | LookupAddress[]; family?: number };
+
+function lookupOnce(allowPrivate: boolean, host: string, options: { all?: boolean; family?: number }, resolve?: Resolve): Promise<LookupResult> {
+  return new Promise((done) => {
+    guardedLookup(allowPrivate, resolve)(host, options, (err, address, family) => done({ err, address, family }));
+  });
+}
+
+describe('guardedLookup', () => {
+  const rebinding = fakeDns({ 'rebind.example.com': ['127.0.0.1'], 'hooks.example.com': [PUBLIC_V6, PUBLIC_V4], 'mixed.example.com': [PUBLIC_V4, '::1'] });
+
+  it('fails a name that now resolves to loopback, with a clear error and no address', async () => {
+    for (const all of [false, true]) {
+      const result = await lookupOnce(false, 'rebind.example.com', { all }, rebinding);
+      expect(result.err).toBeInstanceOf(RefusedAddressError);
+      expect(result.err?.code).toBe('EWEBHOOKADDRESS');
+      expect(result.err?.message).toBe('rebind.example.com resolves to a loopback, private, link-local or reserved address');
+    }
+  });
+
+  it('fails when any one of the addresses is refused', async () => {
+    expect((await lookupOnce(false, 'mixed.example.com', { all: true }, rebinding)).err).toBeInstanceOf(RefusedAddressError);
+  });
+
+  it('answers like dns.lookup: one address and its family, or all of them', async () => {
+    expect(await lookupOnce(false, 'hooks.example.com', {}, rebinding)).toEqual({ err: null, address: PUBLIC_V6, family: 6 });
+    expect(await lookupOnce(false, 'hooks.example.com', { family: 4 }, rebinding)).toEqual({ err: null, address: PUBLIC_V4, family: 4 });
+    expect(await lookupOnce(false, 'hooks.example.com', { all: true }, rebinding)).toEqual({
+      err: null,
+      address: [{ address: PUBLIC_V6, family: 6 }, { address: PUBLIC_V4, family: 4 }],
+      family: undefined,
+    });
+  });
+
+  it('passes resolver failures through', async () => {
+    expect((await lookupOnce(false, 'unknown.example.com', {}, rebinding)).err?.code).toBe('ENOTFOUND');
+  });
+
+  it('with private targets allowed, resolves loopback', async () => {
+    expect(await lookupOnce(true, 'rebind.example.com', {}, rebinding)).toEqual({ err: null, address: '127.0.0.1', family: 4 });
+  });
+
+  it('uses the system resolver by default: localhost is refused, an IP literal is judged', async () => {
+    expect((await lookupOnce(false, 'localhost', { all: true })).err).toBeInstanceOf(RefusedAddressError);
+    expect((await lookupOnce(false, '127.0.0.1', {})).err).toBeInstanceOf(RefusedAddressError);
+    expect(await lookupOnce(false, PUBLIC_V4, {})).toEqual({ err: null, address: PUBLIC_V4, family: 4 });
+    expect(await lookupOnce(true, '127.0.0.1', {})).toEqual({ err: null, address: '127.0.0.1', family: 4 });
+  });
+
+  it('plugs into node:http: the connection to a rebound name fails, and succeeds when private targets are allowed', async () => {
+    const server = createServer((_req, res) => res.writeHead(204).end());
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const { port } = server.address() as AddressInfo;
+    const get = (allowPrivate: boolean) =>
+      new Promise<number | Error>((done) => {
+        const req = request({ host: 'rebind.example.com', port, path: '/', lookup: guardedLookup(allowPrivate, rebinding) }, (res) => {
+          res.resume();
+          done(res.statusCode ?? 0);
+        });
+        req.on('error', done);
+        req.end();
+      });
+    try {
+      const refused = await get(false);
+      expect(refused).toBeInstanceOf(RefusedAddressError);
+      expect(await get(true)).toBe(204);
+    } finally {
+      await new Promise((done) => server.close(done));
+    }
+  });
+});
