@@ -31,6 +31,9 @@ export interface AuditDetails {
   readonly refusals?: number;
   readonly last_refused_at?: string;
   readonly days?: number;
+  /** A webhook endpoint's scheme, host and port. */
+  readonly origin?: string;
+  readonly event_types?: readonly string[];
 }
 
 /** One event of the user's audit log. */

@@ -23,18 +23,18 @@ export const EVENT_TYPES: ReadonlyArray<readonly [type: string, label: string]> 
   ['token.idle_revoked', 'Unused tokens revoked'],
   ['token.refused', 'Requests refused by a token’s networks'],
   ['token.leaked', 'Tokens reported leaked'],
+  ['token.expiring', 'Tokens about to expire'],
   ['app.registered', 'Apps registered'],
   ['app.deleted', 'Apps deleted'],
   ['user.signed_up', 'Sign-up'],
   ['user.created', 'Account created by the operator'],
+  ['webhook.created', 'Webhook endpoints added'],
+  ['webhook.deleted', 'Webhook endpoints deleted'],
 ];
 
 /** Labels of the types a user's log never shows but a webhook may still be offered. */
 const OTHER_LABELS: Readonly<Record<string, string>> = {
   'user.deleted': 'Account deleted',
-  'token.expiring': 'Tokens about to expire',
-  'webhook.created': 'Webhook endpoints added',
-  'webhook.deleted': 'Webhook endpoints deleted',
   'keys.rotated': 'Signing keys rotated (operator)',
   'service_credential.created': 'Service credentials created (operator)',
   'service_credential.revoked': 'Service credentials revoked (operator)',
@@ -70,6 +70,12 @@ function updateText(event: AuditEvent): string {
   ].filter((c) => c !== null);
   const kind = TOKEN_KIND[event.details.token_type ?? ''] ?? 'Token';
   return changes.length === 0 ? `${kind} changed` : `${kind} ${changes.join('; ')}`;
+}
+
+/** " on https://hooks.example.com for 3 event types": the log keeps the origin, never the path. */
+function endpointText(event: AuditEvent): string {
+  const { origin, event_types: types } = event.details;
+  return `${origin === undefined ? '' : ` on ${origin}`}${types === undefined ? '' : ` for ${plural(types.length, 'event type')}`}`;
 }
 
 const SESSION_ENDED: Readonly<Record<string, string>> = {
@@ -121,9 +127,9 @@ export function describeEvent(event: AuditEvent): string {
     case 'app.deleted':
       return `App${d.name === undefined ? '' : ` “${d.name}”`} deleted`;
     case 'webhook.created':
-      return 'Webhook endpoint added';
+      return `Webhook endpoint added${endpointText(event)}`;
     case 'webhook.deleted':
-      return 'Webhook endpoint deleted';
+      return `Webhook endpoint deleted${endpointText(event)}`;
     default:
       return event.type;
   }
