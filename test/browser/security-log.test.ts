@@ -1,6 +1,6 @@
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserAvailable, focused, launch, logIn, openContext, screenshot, serve, signUp, tabTo, type Served, type Watch } from './harness.js';
+import { browserAvailable, focused, screenshot, signedIn, tabTo, type Served, type SignedIn, type Watch } from './harness.js';
 
 /*
  * The Security log screen (GET /api/audit) and the token list's "revoked because leaked" state in
@@ -15,8 +15,8 @@ const AGENT = 'Deploy-Bot/3.1';
 const run = browserAvailable();
 
 describe.skipIf(!run)('Developers page: security log and leaked tokens', { timeout: 60_000 }, () => {
+  let session: SignedIn | undefined;
   let server: Served;
-  let browser: Browser;
   let page: Page;
   let jwt = '';
   const watch: Watch = { urls: [], consoleErrors: [], cspViolations: [] };
@@ -39,16 +39,10 @@ describe.skipIf(!run)('Developers page: security log and leaked tokens', { timeo
   const typeFilter = () => page.getByLabel('Show', { exact: true });
 
   beforeAll(async () => {
-    server = await serve();
-    jwt = await signUp(server.url, EMAIL, 'grace');
-    browser = await launch();
-    page = await (await openContext(browser, server.url, watch)).newPage();
-    await logIn(page, server.url, EMAIL);
+    session = await signedIn(EMAIL, 'grace', watch);
+    ({ server, page, jwt } = session);
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  afterAll(() => session?.close());
 
   it('shows the events of the actions just made, newest first, each in words with who, address and client', async () => {
     await createToken('deploy script', ['tokens:read']);

@@ -1,0 +1,160 @@
+import { createHmac } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { browserAvailable, screenshot, signedIn, tabTo, type Served, type SignedIn, type Watch } from './harness.js';
+
+/*
+ * The Webhooks screen in chromium, against the real server and a real receiver on loopback
+ * (WEBHOOK_ALLOW_PRIVATE=true, as for development): adding an endpoint shows its whsec_ secret
+ * once and sends a test delivery that the receiver gets, correctly signed, and the list shows
+ * succeeded; Send test adds another; a refused URL is told at its field; deleting asks first.
+ */
+
+const EMAIL = 'hedy@example.com';
+const GROUP = 'webhooks';
+const run = browserAvailable();
+
+interface Received {
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+}
+
+/** Standard Webhooks: v1,base64(HMAC-SHA256(key, "id.timestamp.body")), the key being the base64 after whsec_. */
+function signatureOf(secret: string, request: Received): string {
+  const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+  const signed = `${String(request.headers['webhook-id'])}.${String(request.headers['webhook-timestamp'])}.${request.body}`;
+  return `v1,${createHmac('sha256', key).update(signed).digest('base64')}`;
+}
+
+const typeOf = (request: Received): unknown => (JSON.parse(request.body) as { type?: unknown }).type;
+
+describe.skipIf(!run)('Developers page: webhooks', { timeout: 60_000 }, () => {
+  let session: SignedIn | undefined;
+  let server: Served;
+  let receiver: Server;
+  let hookUrl = '';
+  let page: Page;
+  let jwt = '';
+  let secret = '';
+  const received: Received[] = [];
+  const watch: Watch = { urls: [], consoleErrors: [], cspViolations: [] };
+
+  const listed = async () => {
+    const response = await fetch(`${server.url}/api/webhooks`, { headers: { authorization: `Bearer ${jwt}` } });
+    return ((await response.json()) as { webhooks: { id: string; url: string }[] }).webhooks;
+  };
+  const endpoint = () => page.locator('li.item-webhook');
+  const rows = () => endpoint().locator('tbody tr');
+  const dialog = () => page.getByRole('dialog');
+
+  beforeAll(async () => {
+    receiver = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        received.push({ headers: request.headers, body: Buffer.concat(chunks).toString('utf8') });
+        response.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/rz-auth`;
+    session = await signedIn(EMAIL, 'hedy', watch, { WEBHOOK_ALLOW_PRIVATE: 'true' });
+    ({ server, page, jwt } = session);
+  });
+  afterAll(async () => {
+    await session?.close();
+    await new Promise((resolve) => receiver?.close(resolve));
+  });
+
+  it('opens from the nav with no endpoint yet', async () => {
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor();
+    await expect.poll(() => page.locator('.list-state').innerText()).toContain('No endpoints yet.');
+  });
+
+  it('tells what is missing, and a URL the server refuses, at their fields', async () => {
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await page.locator('form').getByRole('button', { name: 'Add endpoint' }).click();
+    await expect.poll(() => page.getByLabel('URL').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('.field-error:visible').allInnerTexts()).toEqual(['Enter the address to send events to.', 'Choose at least one event type.']);
+
+    await page.getByLabel('URL').fill('ftp://files.example.com/hook');
+    await page.getByLabel(/Logins/).check();
+    await page.locator('form').getByRole('button', { name: 'Add endpoint' }).click();
+    await expect.poll(() => page.getByLabel('URL').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('.field-error:visible').count()).toBe(1);
+    expect(await listed()).toEqual([]);
+  });
+
+  it('adds an endpoint: the secret is shown once, and the test delivery arrives signed and shows succeeded', async () => {
+    await page.getByLabel('URL').fill(hookUrl);
+    // Select all from the keyboard, then leave one out: the box shows mixed.
+    await page.getByLabel('URL').focus();
+    await tabTo(page, 'input', 'Select all');
+    await page.keyboard.press('Space');
+    const boxes = page.locator('input[name="event_types"]');
+    expect(await boxes.evaluateAll((all) => all.every((b) => 'checked' in b && b.checked === true))).toBe(true);
+    await page.getByLabel(/Failed logins/).uncheck();
+    expect(await page.getByLabel('Select all').evaluate((b) => 'indeterminate' in b && b.indeterminate === true)).toBe(true);
+    await page.getByLabel('Description').fill('Security alerts for the on-call phone');
+    await page.locator('form').getByRole('button', { name: 'Add endpoint' }).click();
+
+    const panel = page.locator('.secret');
+    await expect.poll(() => panel.isVisible()).toBe(true);
+    expect(await panel.innerText()).toMatch(/you will not see this again/i);
+    secret = await page.getByLabel('Webhook signing secret').inputValue();
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/=]+$/);
+
+    // The test delivery, and the endpoint's own webhook.created event (it subscribed to it).
+    await expect.poll(() => received.map(typeOf).sort(), { timeout: 20_000 }).toEqual(['webhook.created', 'webhook.test']);
+    for (const request of received) expect(request.headers['webhook-signature']).toBe(signatureOf(secret, request));
+
+    const testRow = rows().filter({ hasText: 'webhook.test' });
+    await expect.poll(() => testRow.getAttribute('data-status'), { timeout: 20_000 }).toBe('succeeded');
+    const row = await testRow.innerText();
+    expect(row).toContain('Succeeded');
+    expect(row).toContain('HTTP 204');
+    expect(row).toMatch(/\t1\t/); // one attempt
+    await expect.poll(() => rows().filter({ hasText: 'webhook.created' }).getAttribute('data-status'), { timeout: 20_000 }).toBe('succeeded');
+    const item = await endpoint().innerText();
+    expect(item).toContain(hookUrl);
+    expect(item).toContain('Security alerts for the on-call phone');
+    expect(item).not.toContain('login.failed');
+    await screenshot(page, 'added', GROUP);
+
+    await page.getByRole('button', { name: 'Done, I have stored it safely' }).click();
+    expect(await page.content()).not.toContain(secret);
+  });
+
+  it('Send test sends another, listed newest first', async () => {
+    await endpoint().getByRole('button', { name: /Send test/ }).click();
+    await expect.poll(() => received.filter((r) => typeOf(r) === 'webhook.test').length, { timeout: 20_000 }).toBe(2);
+    await expect.poll(() => rows().count()).toBe(3);
+    expect(await rows().first().innerText()).toContain('webhook.test');
+    await expect.poll(() => rows().first().getAttribute('data-status'), { timeout: 20_000 }).toBe('succeeded');
+    expect(new Set(received.map((r) => r.headers['webhook-id'])).size).toBe(3);
+  });
+
+  it('deletes after a confirmation naming what stops; Cancel keeps it', async () => {
+    await endpoint().getByRole('button', { name: /Delete/ }).click();
+    const question = await dialog().innerText();
+    expect(question).toContain(`Delete the endpoint ${hookUrl}?`);
+    expect(question).toContain('stops sending events');
+    await screenshot(page, 'delete-confirmation', GROUP);
+    await dialog().getByRole('button', { name: 'Cancel' }).click();
+    expect(await listed()).toHaveLength(1);
+
+    await endpoint().getByRole('button', { name: /Delete/ }).click();
+    await dialog().getByRole('button', { name: 'Delete endpoint' }).click();
+    await expect.poll(() => page.locator('#notices').innerText()).toContain('deleted');
+    await expect.poll(() => endpoint().count()).toBe(0);
+    expect(await listed()).toEqual([]);
+  });
+
+  it('broke no CSP rule and logged no unexpected error', () => {
+    expect(watch.cspViolations).toEqual([]);
+    expect(watch.consoleErrors).toEqual([]);
+  });
+});
