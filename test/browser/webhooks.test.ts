@@ -135,6 +135,8 @@ describe.skipIf(!run)('Developers page: webhooks', { timeout: 60_000 }, () => {
     expect(await rows().first().innerText()).toContain('webhook.test');
     await expect.poll(() => rows().first().getAttribute('data-status'), { timeout: 20_000 }).toBe('succeeded');
     expect(new Set(received.map((r) => r.headers['webhook-id'])).size).toBe(3);
+    // Screen readers hear the outcome from the list's status line.
+    expect(await endpoint().locator('.deliveries [role="status"]').textContent()).toMatch(/^Latest delivery to http:\/\/127\.0\.0\.1:\d+\/hooks\/rz-auth: webhook\.test, succeeded, HTTP 204 \(\d+ ms\)\.$/);
   });
 
   it('deletes after a confirmation naming what stops; Cancel keeps it', async () => {

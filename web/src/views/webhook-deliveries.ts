@@ -50,7 +50,9 @@ export function deliveryList(webhook: security.Webhook): DeliveryList {
   const heading = h('h4', { id: uid('deliveries') }, 'Recent deliveries');
   const refreshButton = h('button', { type: 'button', class: 'button button-small' }, 'Refresh', h('span', { class: 'sr-only' }, ` deliveries to ${webhook.url}`));
   const body = h('div', { 'aria-busy': 'true' }, h('p', { class: 'muted small' }, 'Loading its deliveries…'));
-  const element = h('section', { class: 'deliveries', 'aria-labelledby': heading.id }, h('div', { class: 'card-head' }, heading, refreshButton), body);
+  // The newest delivery's outcome, announced when it changes (a pending test that succeeds, say).
+  const latest = h('p', { class: 'sr-only', role: 'status' });
+  const element = h('section', { class: 'deliveries', 'aria-labelledby': heading.id }, h('div', { class: 'card-head' }, heading, refreshButton), latest, body);
   let timer: number | undefined;
   let polls = 0;
 
@@ -72,6 +74,9 @@ export function deliveryList(webhook: security.Webhook): DeliveryList {
           ),
         );
       }
+      const newest = deliveries[0];
+      const summary = newest === undefined ? '' : `Latest delivery to ${webhook.url}: ${newest.event_type}, ${STATUS[newest.status].toLowerCase()}, ${lastResult(newest)}.`;
+      if (latest.textContent !== summary) latest.textContent = summary;
       // Pending deliveries settle within seconds (or wait for a retry): look again while the screen is open.
       const pending = deliveries.some((d) => d.status === 'pending');
       polls = pending ? polls + 1 : 0;
