@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { OPERATOR_CONTEXT } from './audit/events.js';
 import { AuditArgsError, auditQuery, DEFAULT_CLI_LIMIT, printAuditEvents } from './cli/audit.js';
 import { readPassword } from './cli/password-input.js';
+import { WEBHOOK_USAGE, WebhookArgsError, webhookCommands } from './cli/webhooks.js';
 import { serveCluster } from './cluster.js';
 import { type Config, ConfigError, loadConfig, parseWorkers } from './config.js';
 import { openDatabase } from './db/database.js';
@@ -35,6 +36,7 @@ Commands:
   audit list [--user ID] [--type T] [--since ISO] [--until ISO] [--limit N]
                                          security events, newest first, as JSON lines
                                          (default the last ${DEFAULT_CLI_LIMIT})
+${WEBHOOK_USAGE}
   help                                   show this text
 
 Configuration comes from environment variables; see the README.`;
@@ -153,6 +155,8 @@ const commands: Record<string, Command> = {
     const query = auditQuery(args);
     await withServices(config, (services) => printAuditEvents(services.audit, query, (line) => console.log(line)));
   },
+
+  ...webhookCommands(withServices),
 };
 
 class UsageError extends Error {}
@@ -189,7 +193,7 @@ async function main(argv: string[]): Promise<number> {
   } catch (error) {
     const prefix = error instanceof ConfigError ? 'configuration error: ' : '';
     console.error(`rz-auth: ${prefix}${describe(error)}`);
-    return error instanceof UsageError || error instanceof ConfigError || error instanceof AuditArgsError ? 2 : 1;
+    return error instanceof UsageError || error instanceof ConfigError || error instanceof AuditArgsError || error instanceof WebhookArgsError ? 2 : 1;
   }
 }
 

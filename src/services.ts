@@ -24,7 +24,7 @@ import { LeakResponse } from './leaks/service.js';
 import { LastUseRecorder } from './lib/last-use.js';
 import { Periodic } from './lib/periodic.js';
 import { Maintenance } from './maintenance/runner.js';
-import { expiredSessions, MAINTENANCE_INTERVAL_MS, oldAuditEvents, oldChanges } from './maintenance/sweeps.js';
+import { expiredSessions, MAINTENANCE_INTERVAL_MS, oldAuditEvents, oldChanges, oldDeliveries } from './maintenance/sweeps.js';
 import { ScopeCatalogue } from './scopes/catalogue.js';
 import { ServiceCredentials } from './services/service.js';
 import { ServiceCredentialStore } from './services/store.js';
@@ -33,7 +33,7 @@ import { SessionStore } from './sessions/store.js';
 import { TokenLifecycle } from './tokens/lifecycle.js';
 import { TokenLifecycleStore } from './tokens/lifecycle-store.js';
 import { TokenService } from './tokens/service.js';
-import { endedGraces, idleTokens } from './tokens/sweeps.js';
+import { endedGraces, expiringTokens, idleTokens } from './tokens/sweeps.js';
 import { TokenStore } from './tokens/store.js';
 import { UsageRecorder } from './tokens/usage.js';
 import { PasswordHasher } from './users/hasher.js';
@@ -182,7 +182,9 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
       oldChanges(changeStore, config.changes.retentionMs),
       endedGraces(lifecycleStore, feed),
       idleTokens(lifecycleStore, usage, feed, config.tokens),
+      expiringTokens(lifecycleStore),
       oldAuditEvents(audit, config.auditRetentionMs),
+      oldDeliveries(webhooks.store),
     ],
     clock,
     MAINTENANCE_INTERVAL_MS,

@@ -2,6 +2,7 @@ import type { AuditStore } from '../audit/store.js';
 import type { ChangeStore } from '../changes/store.js';
 import { iso } from '../clock.js';
 import type { SessionStore } from '../sessions/store.js';
+import type { WebhookStore } from '../webhooks/store.js';
 import type { Sweep } from './runner.js';
 
 /** How often the server sweeps. Rows wait at most this long past their time; nothing depends on it. */
@@ -33,4 +34,13 @@ export const oldChanges = (changes: ChangeStore, retentionMs: number): Sweep => 
 export const oldAuditEvents = (audit: AuditStore, retentionMs: number): Sweep => ({
   name: 'audit log',
   run: (now) => audit.prune(iso(now - retentionMs)),
+});
+
+/** How long a finished webhook delivery (and its attempts) stays visible to its owner. */
+export const DELIVERY_RETENTION_MS = 30 * 86_400_000;
+
+/** Webhook deliveries that finished (succeeded, or failed for good) more than 30 days ago. */
+export const oldDeliveries = (webhooks: WebhookStore, retentionMs = DELIVERY_RETENTION_MS): Sweep => ({
+  name: 'webhook deliveries',
+  run: (now) => webhooks.pruneFinished(iso(now - retentionMs)),
 });

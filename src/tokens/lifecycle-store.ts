@@ -153,6 +153,52 @@ export class TokenLifecycleStore {
     return this.revokeEach(rows, now, audit);
   }
 
+  /**
+   * Records the `notice` ('7d' or '1d') of each active, unreplaced token expiring after `after` and
+   * by `until`, whose whole lifetime is longer than `minLifetimeMs` and that has not had it (nor, for
+   * '7d', the later '1d'), with `audit` of it. One transaction per token, and the conditional update
+   * of `expiry_notice` decides, so instances sweeping at once record each notice once between them.
+   * A rotated token in its grace is expected to end: it gets none. Returns how many were recorded.
+   */
+  async noticeExpiring(notice: '7d' | '1d', after: string, until: string, minLifetimeMs: number, audit: (token: TokenRecord) => AuditEvent): Promise<number> {
+    const earlier = notice === '1d' ? ['7d'] : [];
+    const unnoticed = (eb: ExpressionBuilder<Tables, 'tokens'>) =>
+      earlier.length === 0 ? eb('tokens.expiry_notice', 'is', null) : eb.or([eb('tokens.expiry_notice', 'is', null), eb('tokens.expiry_notice', 'in', earlier)]);
+    let count = 0;
+    let from: { expiresAt: string; id: string } | undefined;
+    // Through the whole window in pages: a page of short-lived tokens (no notice) must not hide the rest.
+    for (;;) {
+      const rows = await this.db
+        .selectFrom('tokens')
+        .select(TOKEN_COLUMNS)
+        .where('revoked_at', 'is', null)
+        .where('replaced_by', 'is', null)
+        .where('expires_at', '>', after)
+        .where('expires_at', '<=', until)
+        .where(unnoticed)
+        .$if(from !== undefined, (q) =>
+          q.where((eb) => eb.or([eb('expires_at', '>', from?.expiresAt ?? ''), eb.and([eb('expires_at', '=', from?.expiresAt ?? ''), eb('id', '>', from?.id ?? '')])])),
+        )
+        .orderBy('expires_at')
+        .orderBy('id')
+        .limit(SWEEP_BATCH)
+        .execute();
+      for (const token of rows.map(toRecord)) {
+        if (token.expiresAt === null || Date.parse(token.expiresAt) - Date.parse(token.createdAt) <= minLifetimeMs) continue;
+        const recorded = await this.db.transaction().execute(async (trx) => {
+          const result = await trx.updateTable('tokens').set({ expiry_notice: notice }).where('id', '=', token.id).where(unnoticed).executeTakeFirst();
+          if (result.numUpdatedRows === 0n) return false;
+          await recordAudit(trx, audit(token));
+          return true;
+        });
+        if (recorded) count++;
+      }
+      const last = rows.at(-1);
+      if (rows.length < SWEEP_BATCH || !last?.expires_at) return count;
+      from = { expiresAt: last.expires_at, id: last.id };
+    }
+  }
+
   /** One transaction per token: instances sweeping at once each revoke a token at most once between them. */
   private async revokeEach(rows: ReadonlyArray<{ id: string }>, at: string, audit: (revoked: RevokedToken) => AuditEvent): Promise<number> {
     let count = 0;

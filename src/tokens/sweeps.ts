@@ -5,7 +5,7 @@ import type { Sweep } from '../maintenance/runner.js';
 import type { TokenLifecycleStore } from './lifecycle-store.js';
 import { idleCutoff, type TokenPolicy } from './policy.js';
 import { tokenDetails } from './service.js';
-import type { RevokedToken } from './store.js';
+import type { RevokedToken, TokenRecord } from './store.js';
 import type { UsageRecorder } from './usage.js';
 
 /** After a round that revoked something: every instance hears of it now, not at its next poll. */
@@ -44,5 +44,33 @@ export const idleTokens = (store: TokenLifecycleStore, usage: UsageRecorder, fee
     await usage.flush();
     const audit = bySystem('token.idle_revoked', { idle_days: policy.idleRevokeDays }, now);
     return announced(feed, await store.revokeIdle(iso(cutoff), iso(now), audit));
+  },
+});
+
+const DAY_MS = 86_400_000;
+
+/**
+ * `token.expiring`, 7 days and 1 day before a token expires (contract §9), in its owner's log and
+ * so to their webhooks. The 7-day notice goes to tokens that live longer than 7 days and expire in
+ * more than 1 and at most 7 days; the 1-day notice to tokens that live longer than a day and expire
+ * within one. A notice may come up to one maintenance interval late; each is recorded once.
+ */
+export const expiringTokens = (store: TokenLifecycleStore): Sweep => ({
+  name: 'expiring tokens',
+  run: async (now) => {
+    const notice = (days: 7 | 1) => (token: TokenRecord) =>
+      auditEvent(
+        {
+          type: 'token.expiring',
+          userId: token.userId,
+          subject: { type: 'token', id: token.id },
+          details: { ...tokenDetails(token.kind, token.appId), hint: token.hint, name: token.name, expires_at: token.expiresAt, days },
+        },
+        SYSTEM_CONTEXT,
+        now,
+      );
+    const week = await store.noticeExpiring('7d', iso(now + DAY_MS), iso(now + 7 * DAY_MS), 7 * DAY_MS, notice(7));
+    const day = await store.noticeExpiring('1d', iso(now), iso(now + DAY_MS), DAY_MS, notice(1));
+    return week + day;
   },
 });

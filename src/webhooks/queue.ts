@@ -91,6 +91,10 @@ export class WebhookQueue {
    * `leaseUntil` under `leaseToken`, earliest due first.
    */
   async claimDue(now: string, leaseUntil: string, leaseToken: string, limit: number): Promise<ClaimedDelivery[]> {
+    // A read first: the claim is a write, which on SQLite would take the database's write lock every
+    // second in every process even with nothing to send.
+    const due = await this.db.selectFrom('webhook_deliveries').select('id').where('status', '=', 'pending').where('next_attempt_at', '<=', now).limit(1).executeTakeFirst();
+    if (!due) return [];
     const claimed = await this.db
       .updateTable('webhook_deliveries')
       .set({ lease_until: leaseUntil, lease_token: leaseToken })

@@ -8,7 +8,7 @@ import { DEFAULT_PAGE, MAX_PAGE } from '../audit/service.js';
 import { MAX_WEBHOOK_URL_LENGTH } from './addresses.js';
 import { TEST_EVENT_TYPE } from './dispatcher.js';
 import { MAX_CURSOR_LENGTH, MAX_DESCRIPTION, MAX_ENDPOINTS_PER_USER, WEBHOOK_EVENT_TYPES, type WebhookService } from './service.js';
-import type { Delivery, WebhookEndpoint } from './store.js';
+import { deliveryJson, endpointJson } from './json.js';
 
 const EventTypes = Type.Array(Type.Enum([...WEBHOOK_EVENT_TYPES]), {
   minItems: 1,
@@ -88,19 +88,6 @@ const DeliveriesQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-
-const endpointJson = (e: WebhookEndpoint) => ({ id: e.id, url: e.url, description: e.description, event_types: [...e.eventTypes], created_at: e.createdAt });
-
-export const deliveryJson = (d: Delivery) => ({
-  id: d.id,
-  event_id: d.eventId,
-  event_type: d.eventType,
-  status: d.status,
-  created_at: d.createdAt,
-  next_attempt_at: d.nextAttemptAt,
-  finished_at: d.finishedAt,
-  attempts: d.attempts.map((a) => ({ attempted_at: a.attemptedAt, status_code: a.statusCode, error: a.error, duration_ms: a.durationMs })),
-});
 
 const USER_ONLY = 'Needs a user token (API and app tokens get 403).';
 

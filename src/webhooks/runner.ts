@@ -57,8 +57,10 @@ export function createWebhooks(db: Kysely<Tables>, clock: Clock, config: Config[
   const queue = new WebhookQueue(db);
   const { allowPrivate, timeoutMs } = config;
   const worker = new DeliveryWorker(queue, createSender({ allowPrivate, timeoutMs }), clock, { timeoutMs, onError });
+  const store = new WebhookStore(db);
   return {
-    service: new WebhookService(new WebhookStore(db), clock, { allowPrivate }),
+    store,
+    service: new WebhookService(store, clock, { allowPrivate }),
     delivery: new WebhookDelivery(new Dispatcher(queue, clock), worker, onError),
   };
 }

@@ -48,6 +48,45 @@ function reasonOf(error: unknown, timeoutMs: number, timedOut: boolean): string 
   }
 }
 
+/** One POST: resolves with the status once it arrives (the body is then read, up to a bound, and dropped). */
+function post(target: URL, headers: Readonly<Record<string, string>>, body: string, signal: AbortSignal, lookup: LookupFunction, timeoutMs: number): Promise<SendResult> {
+  return new Promise((resolve) => {
+    const started = performance.now();
+    let timedOut = false;
+    let settled = false;
+    const finish = (statusCode: number | null, error: string | null) => {
+      if (settled) return;
+      settled = true;
+      resolve({ statusCode, error, durationMs: Math.round(performance.now() - started) });
+    };
+    const client = target.protocol === 'https:' ? https : http;
+    const request = client.request(target, {
+      method: 'POST',
+      headers: { ...headers, 'user-agent': USER_AGENT, 'content-length': String(Buffer.byteLength(body)) },
+      lookup,
+      agent: false,
+      signal,
+    });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      request.destroy();
+    }, timeoutMs);
+    request.on('error', (error) => finish(null, reasonOf(error, timeoutMs, timedOut)));
+    // The timer keeps bounding a body still arriving after the status, until the connection closes.
+    request.on('close', () => clearTimeout(timer));
+    request.on('response', (response) => {
+      finish(response.statusCode ?? null, null);
+      let read = 0;
+      response.on('data', (chunk: Buffer) => {
+        read += chunk.length;
+        if (read > MAX_RESPONSE_BYTES) response.destroy();
+      });
+      response.on('error', () => {});
+    });
+    request.end(body);
+  });
+}
+
 /**
  * The webhook sender: node:http/https, no redirects followed (a 3xx is a failed attempt), no
  * keep-alive pool shared between endpoints, the response read up to 64 KiB and dropped. Outside
@@ -57,47 +96,11 @@ function reasonOf(error: unknown, timeoutMs: number, timedOut: boolean): string 
  */
 export function createSender(options: SenderOptions): Send {
   const lookup: LookupFunction = guardedLookup(options.allowPrivate, options.resolve);
-  return (url, headers, body, signal) =>
-    new Promise((resolve) => {
-      const started = performance.now();
-      let timedOut = false;
-      let settled = false;
-      const finish = (statusCode: number | null, error: string | null) => {
-        if (settled) return;
-        settled = true;
-        resolve({ statusCode, error, durationMs: Math.round(performance.now() - started) });
-      };
-      const target = new URL(url);
-      const literal = literalAddress(target);
-      if (literal !== null && !options.allowPrivate && isRefusedAddress(literal)) {
-        finish(null, 'refused: a private or reserved address');
-        return;
-      }
-      const client = target.protocol === 'https:' ? https : http;
-      const request = client.request(target, {
-        method: 'POST',
-        headers: { ...headers, 'user-agent': USER_AGENT, 'content-length': String(Buffer.byteLength(body)) },
-        lookup,
-        agent: false,
-        signal,
-      });
-      const timer = setTimeout(() => {
-        timedOut = true;
-        request.destroy();
-      }, options.timeoutMs);
-      request.on('error', (error) => finish(null, reasonOf(error, options.timeoutMs, timedOut)));
-      // The timer keeps bounding a body still arriving after the status, until the connection closes.
-      request.on('close', () => clearTimeout(timer));
-      request.on('response', (response) => {
-        // The status is all that is kept; the body is read (politely, up to a bound) and dropped.
-        finish(response.statusCode ?? null, null);
-        let read = 0;
-        response.on('data', (chunk: Buffer) => {
-          read += chunk.length;
-          if (read > MAX_RESPONSE_BYTES) response.destroy();
-        });
-        response.on('error', () => {});
-      });
-      request.end(body);
-    });
+  return async (url, headers, body, signal) => {
+    const target = new URL(url);
+    const literal = literalAddress(target);
+    // Node calls `lookup` for names only: an address written in the URL is checked here.
+    if (literal !== null && !options.allowPrivate && isRefusedAddress(literal)) return { statusCode: null, error: 'refused: a private or reserved address', durationMs: 0 };
+    return post(target, headers, body, signal, lookup, options.timeoutMs);
+  };
 }

@@ -1,0 +1,80 @@
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSender, USER_AGENT } from '../../src/webhooks/sender.js';
+
+/** Security bar §12: what the webhook sender does with hostile or odd receivers. */
+describe('webhook sender', () => {
+  let server: Server;
+  let port = 0;
+  const hits: IncomingMessage[] = [];
+  const routes: Record<string, (res: ServerResponse) => void> = {
+    '/ok': (res) => res.writeHead(204).end(),
+    '/redirect': (res) => res.writeHead(302, { location: '/ok' }).end(),
+    '/huge': (res) => {
+      res.writeHead(200);
+      res.end(Buffer.alloc(1024 * 1024, 'x'));
+    },
+    '/silent': () => {},
+  };
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      hits.push(req);
+      req.resume();
+      routes[req.url ?? '']?.(res);
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+
+  const signal = () => new AbortController().signal;
+  // Generous, so a loaded machine never times out an answer; the silent receiver gets a short one.
+  const allowed = createSender({ allowPrivate: true, timeoutMs: 10_000 });
+  const quick = createSender({ allowPrivate: true, timeoutMs: 300 });
+  const send = (path: string, sender = allowed, host = '127.0.0.1') => sender(`http://${host}:${port}${path}`, { 'webhook-id': 'msg_1' }, '{"a":1}', signal());
+
+  it('posts the body with our user agent and the given headers, and keeps the status', async () => {
+    expect(await send('/ok')).toMatchObject({ statusCode: 204, error: null });
+    const last = hits.at(-1);
+    expect(last?.method).toBe('POST');
+    expect(last?.headers).toMatchObject({ 'user-agent': USER_AGENT, 'webhook-id': 'msg_1', 'content-length': '7' });
+  });
+
+  it('follows no redirect, keeps only the status of a huge answer, and times out a silent receiver', async () => {
+    const before = hits.length;
+    expect(await send('/redirect')).toMatchObject({ statusCode: 302, error: null });
+    expect(hits.length).toBe(before + 1);
+    expect(await send('/huge')).toMatchObject({ statusCode: 200, error: null });
+    expect(await send('/silent', quick)).toMatchObject({ statusCode: null, error: 'timed out after 0.3 s' });
+  });
+
+  it('without WEBHOOK_ALLOW_PRIVATE, never connects to a private literal nor to a name that resolves to one (DNS rebinding)', async () => {
+    const before = hits.length;
+    const strict = createSender({ allowPrivate: false, timeoutMs: 300 });
+    expect(await send('/ok', strict)).toMatchObject({ statusCode: null, error: 'refused: a private or reserved address' });
+    expect(await send('/ok', strict, '[::ffff:127.0.0.1]')).toMatchObject({ statusCode: null, error: expect.stringMatching(/^refused/) });
+    // A name that passed registration with a public address now resolves to loopback.
+    const rebound = createSender({ allowPrivate: false, timeoutMs: 300, resolve: async () => ['93.184.215.14', '127.0.0.1'] });
+    expect(await send('/ok', rebound, 'hooks.example.com')).toMatchObject({ statusCode: null, error: expect.stringMatching(/^refused/) });
+    expect(hits.length).toBe(before);
+  });
+
+  it('reports a refused connection and an abort in words of its own', async () => {
+    const closed = createServer();
+    closed.listen(0, '127.0.0.1');
+    await once(closed, 'listening');
+    const gone = (closed.address() as AddressInfo).port;
+    closed.close();
+    expect(await allowed(`http://127.0.0.1:${gone}/`, {}, '{}', signal())).toMatchObject({ statusCode: null, error: 'connection refused' });
+    const controller = new AbortController();
+    const pending = allowed(`http://127.0.0.1:${port}/silent`, {}, '{}', controller.signal);
+    controller.abort();
+    expect(await pending).toMatchObject({ statusCode: null, error: 'aborted: the server is stopping' });
+  });
+});
