@@ -27,6 +27,12 @@ export default tseslint.config(
     },
   },
   {
+    // The verifier runs in other services, whose framework's client address (after their own
+    // trusted proxies) is the one to check a token's networks against.
+    files: ['packages/verify/src/**'],
+    rules: { 'no-restricted-syntax': ['error', { selector: 'ForInStatement', message: 'Use for...of over Object.keys/entries.' }] },
+  },
+  {
     files: ['**/*.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
   },

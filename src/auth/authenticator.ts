@@ -150,7 +150,8 @@ export class Authenticator {
     const now = this.deps.clock.now();
     if (caller.expiresAt !== null && caller.expiresAt <= now) throw invalidToken();
     // A token without an allow-list pays this null check only. Without a client address
-    // (introspection) the list cannot be applied: the platform service sees its own caller.
+    // (introspection) the list cannot be applied here: the answer carries it to the platform
+    // service, which applies it to its own caller's address (packages/verify).
     if (allowed !== null && address !== null && !allowed.admits(address)) {
       if (recordRefusal) this.deps.refusals?.note({ type: caller.type, tokenId: caller.credentialId, userId: caller.user.id }, address, now);
       throw invalidToken();
@@ -206,6 +207,7 @@ export class Authenticator {
         issuedAt: claims.iat * 1000,
         expiresAt: claims.exp * 1000,
         app: null,
+        allowedCidrs: null,
       },
     };
     if (generation === this.generation) this.jwts.set(jwtKey(token), entry);

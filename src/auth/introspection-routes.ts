@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { operation } from '../api/operation.js';
 import type { Http } from '../api/route.js';
-import { UserSummary, Uuid } from '../api/schemas.js';
+import { AllowedCidrs, UserSummary, Uuid } from '../api/schemas.js';
 import type { Introspector } from './introspection.js';
 
 /** Far beyond any token of ours (a JWT is at most 2 KiB): longer strings are refused as a request. */
@@ -34,6 +34,11 @@ const IntrospectionResponse = Type.Object(
     exp: Type.Optional(Epoch('When the token expires, in seconds since the epoch; absent when it never does.')),
     iss: Type.Optional(Type.String({ maxLength: 256, examples: ['rz-auth'] })),
     client_id: Type.Optional(Type.String({ ...Uuid, description: 'The app id, for app tokens only.' })),
+    allowed_cidrs: Type.Optional({
+      ...AllowedCidrs,
+      description:
+        'Present only for a token limited to networks: introspection does not know your caller\'s address, so your service must refuse the token unless its caller\'s address is inside one of them (@rz-auth/verify does).',
+    }),
   },
   { additionalProperties: false },
 );
@@ -48,6 +53,7 @@ export function introspectionRoutes(app: Http, introspector: Introspector): void
       description:
         'Needs a service credential (`rzs_`). Answers whether a token is valid at this moment, exactly as GET /api/me would, and whose it is. ' +
         'Anything that is not a valid token (malformed, unknown, revoked, expired, logged out, another kind of credential) is `{"active":false}`, the same bytes whatever the reason. ' +
+        'A token limited to networks is answered with its `allowed_cidrs`, which the service applies to its own caller\'s address. ' +
         'The body is a form (`token=...`) or JSON (`{"token":"..."}`). Limited per service credential (policy `service`).',
       auth: { service: true },
       body: IntrospectBody,

@@ -20,6 +20,12 @@ export interface ActiveToken {
   readonly iss: string;
   /** The app id, for app tokens only. */
   readonly client_id?: string;
+  /**
+   * An extension member (RFC 7662 §2.2): the networks the token may be used from, present only
+   * for a token with an allow-list. Introspection cannot apply it, since it does not know the
+   * service's caller's address; the service must (packages/verify does).
+   */
+  readonly allowed_cidrs?: string[];
 }
 
 /** Whatever made a token unusable, the answer is this, and nothing more. */
@@ -42,7 +48,7 @@ export class Introspector {
   async introspect(token: string): Promise<Introspection> {
     let caller: Caller;
     try {
-      // No client address: the service asks on its caller's behalf (allow-lists: docs/token-lifecycle.md).
+      // No client address: the service asks on its caller's behalf, and applies the allow-list itself.
       caller = await this.authenticator.authenticate(token, null);
     } catch (error) {
       // The authenticator's refusals are all one invalid_token, so the answer cannot tell them apart either.
@@ -62,6 +68,7 @@ export class Introspector {
       ...(caller.expiresAt === null ? {} : { exp: Math.floor(caller.expiresAt / 1000) }),
       iss: this.issuer,
       ...(caller.app ? { client_id: caller.app.id } : {}),
+      ...(caller.allowedCidrs === null ? {} : { allowed_cidrs: [...caller.allowedCidrs] }),
     };
   }
 }

@@ -36,5 +36,6 @@ function toPrincipal({ token, owner, app }: TokenLookup): Principal {
     issuedAt: Date.parse(token.createdAt),
     expiresAt: token.expiresAt === null ? null : Date.parse(token.expiresAt),
     app,
+    allowedCidrs: token.allowedCidrs,
   };
 }

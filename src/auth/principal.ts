@@ -14,6 +14,8 @@ export interface Principal {
   /** Milliseconds since the epoch, or null for a token that does not expire. */
   readonly expiresAt: number | null;
   readonly app: { readonly id: string; readonly name: string } | null;
+  /** The networks an API or app token may be used from; null for anywhere (always for a user token). */
+  readonly allowedCidrs: readonly string[] | null;
 }
 
 /** A platform service, by its credential (`rzs_`): it may only introspect tokens and read the event stream. */

@@ -1,12 +1,12 @@
 /**
  * Token-shaped strings, wherever they stand (no `\b`: a percent-encoded space or quote before a
- * token is a letter or digit): API, app and service tokens, even with a bad checksum, and anything
- * that starts like a JWT. Logs must never hold a credential, even one a client put in a URL by
+ * token is a letter or digit): API, app and service tokens, even with a bad checksum, webhook
+ * signing secrets (`whsec_`), and anything that starts like a JWT. Logs must never hold a credential, even one a client put in a URL by
  * mistake. Linear on any input: the JWT alternative can always end where its run of base64url
  * characters ends (the dots are optional), so a match never fails after a long scan and no start
  * position is scanned twice.
  */
-const TOKEN_SHAPED = /rz[as]?_[0-9A-Za-z]{8,}|eyJ[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*){0,2}/g;
+const TOKEN_SHAPED = /rz[as]?_[0-9A-Za-z]{8,}|whsec_[0-9A-Za-z+/]{8,}|eyJ[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*){0,2}/g;
 const REDACTED = '[REDACTED]';
 
 /**

@@ -61,6 +61,23 @@ describe('POST /api/introspect', () => {
     expect(body).toMatchObject({ active: true, scope: '', jti: forever.id });
   });
 
+  it('a token limited to networks: active, with its allowed_cidrs for the service to apply; a token without a list has none', async () => {
+    const limited = await createApiToken(t, user.jwt, { scopes: ['games:publish'], allowed_cidrs: ['192.0.2.0/24', '2001:db8::/32'] });
+    expect(await answer(limited.token)).toEqual({
+      active: true,
+      token_type: 'api_token',
+      sub: user.id,
+      username: user.username,
+      scope: 'games:publish',
+      jti: limited.id,
+      iat: seconds(),
+      iss: 'rz-auth',
+      allowed_cidrs: ['192.0.2.0/24', '2001:db8::/32'],
+    });
+    expect(await answer(user.jwt)).not.toHaveProperty('allowed_cidrs');
+    expect(await answer((await createApiToken(t, user.jwt)).token)).not.toHaveProperty('allowed_cidrs');
+  });
+
   it('an app token: active with its app as client_id and its platform scopes', async () => {
     const app = await registerApp(t, user.jwt, { scopes: ['scores:write'] });
     expect(await answer(app.token)).toEqual({

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiToken, json, signup, type TestUser } from '../helpers/api.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { TestClock } from '../helpers/clock.js';
+import { WebhookQueue } from '../../src/webhooks/queue.js';
 
 interface Received {
   path: string;
@@ -44,7 +45,8 @@ describe('webhook delivery to a real receiver', () => {
       req.on('end', () => {
         const path = req.url ?? '';
         received.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-        res.writeHead(answers.get(path)?.shift() ?? 204).end('ok');
+        // A path under /hold is never answered: its sender has to give up.
+        if (!path.startsWith('/hold')) res.writeHead(answers.get(path)?.shift() ?? 204).end('ok');
       });
     });
     receiver.listen(0, '127.0.0.1');
@@ -54,6 +56,7 @@ describe('webhook delivery to a real receiver', () => {
   });
   afterAll(async () => {
     await t.close();
+    receiver.closeAllConnections();
     receiver.close();
   });
 
@@ -172,5 +175,21 @@ describe('webhook delivery to a real receiver', () => {
     clock.advance(2 * 86_400_000);
     await t.services.maintenance.runOnce();
     expect((await stored()).deliveries).toEqual([]);
+  });
+
+  it('on shutdown, aborts a send in flight and gives the delivery back unattempted, due at once (the last test: the worker stays stopped)', async () => {
+    const user = await signup(t);
+    const hook = await addEndpoint(user, '/hold', ['token.created']);
+    await json(t, 'POST', `/api/webhooks/${hook.id}/test`, undefined, user.jwt);
+    await t.services.webhookDelivery.worker.tick();
+    const deadline = Date.now() + 30_000;
+    while (at('/hold').length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(at('/hold')).toHaveLength(1);
+    await t.services.webhookDelivery.stop();
+    const [delivery] = (await t.services.webhooks.deliveries(user.id, hook.id, {})).deliveries;
+    expect(delivery).toMatchObject({ status: 'pending', attempts: [] });
+    // Released, not left leased: another instance may claim it at once.
+    const claimed = await new WebhookQueue(t.services.database.db).claimDue(new Date(clock.now()).toISOString(), new Date(clock.now() + 1000).toISOString(), 'other', 10);
+    expect(claimed.map((c) => c.id)).toContain(delivery?.id);
   });
 });

@@ -104,6 +104,8 @@ describe('/api/webhooks', () => {
     ['NAT64 loopback', 'http://[64:ff9b::7f00:1]/x'],
     ['6to4 private', 'http://[2002:c0a8:101::1]/x'],
     ['too long', `https://93.184.215.14/${'a'.repeat(2048)}`],
+    // RFC 6761: names under .invalid never resolve (and the lookup is bounded by a timeout anyway).
+    ['a name that does not resolve', 'https://hooks.nothing-here.invalid/x'],
   ])('refuses %s with 400 naming url, and creates nothing', async (_what, url) => {
     const user = await signup(t);
     expect(fields(await create(user, { url }))).toEqual(['url']);

@@ -16,6 +16,7 @@ describe('configuration', () => {
       scopes: [],
       events: { heartbeatMs: 15_000, maxStreamsPerCredential: 100 },
       auditRetentionMs: 365 * 86_400_000,
+      webhooks: { allowPrivate: false, timeoutMs: 10_000 },
     });
     expect(config.rateLimits.service).toEqual({ quota: 60_000, windowSeconds: 60 });
     expect(config.rateLimits['leak-report']).toEqual({ quota: 60, windowSeconds: 60 });
@@ -48,6 +49,9 @@ describe('configuration', () => {
     [{ CHANGES_RETENTION_HOURS: '0' }, /CHANGES_RETENTION_HOURS/],
     [{ AUDIT_RETENTION_DAYS: '0' }, /AUDIT_RETENTION_DAYS/],
     [{ AUDIT_RETENTION_DAYS: 'forever' }, /AUDIT_RETENTION_DAYS/],
+    [{ WEBHOOK_TIMEOUT_SECONDS: '0' }, /WEBHOOK_TIMEOUT_SECONDS/],
+    [{ WEBHOOK_TIMEOUT_SECONDS: '61' }, /WEBHOOK_TIMEOUT_SECONDS/],
+    [{ WEBHOOK_ALLOW_PRIVATE: 'maybe' }, /WEBHOOK_ALLOW_PRIVATE/],
     [{ RATE_LIMIT_LEAK_REPORT: 'lots' }, /RATE_LIMIT_LEAK_REPORT/],
     [{ EVENTS_HEARTBEAT_MS: '15001' }, /EVENTS_HEARTBEAT_MS/],
     [{ EVENTS_HEARTBEAT_MS: '999' }, /EVENTS_HEARTBEAT_MS/],
@@ -64,5 +68,9 @@ describe('configuration', () => {
   it('token policies are off unless set, and read as whole days when set', () => {
     expect(loadConfig({}).tokens).toEqual({ maxLifetimeDays: null, idleRevokeDays: null });
     expect(loadConfig({ TOKEN_MAX_LIFETIME_DAYS: '90', TOKEN_IDLE_REVOKE_DAYS: ' 30 ' }).tokens).toEqual({ maxLifetimeDays: 90, idleRevokeDays: 30 });
+  });
+
+  it('webhooks: private targets only when asked for, attempts of 1 to 60 seconds', () => {
+    expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_TIMEOUT_SECONDS: '60' }).webhooks).toEqual({ allowPrivate: true, timeoutMs: 60_000 });
   });
 });

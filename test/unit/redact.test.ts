@@ -13,6 +13,7 @@ describe('redactSecrets', () => {
     ['after a percent-encoded space', `Bearer%20${api}`],
     ['after a percent-encoded quote', `%22${app}`],
     ['a service token', 'rzs_0123456789abcdefghij'],
+    ['a webhook secret', 'whsec_c2VjcmV0c2Vj+/cmV0c2VjcmV0c2VjcmV0'],
     ['a JWT after a digit', `1${jwt}`],
     ['a JWT cut short of its dots', jwt.slice(0, 30)],
     ['a JWT with percent-encoded dots', jwt.replaceAll('.', '%2e')],
@@ -22,7 +23,7 @@ describe('redactSecrets', () => {
   ])('redacts a token %s', (_what, text) => {
     const out = redactSecrets(`/path?q=${text}&n=1`);
     expect(out).toContain('[REDACTED]');
-    for (const secret of [api, app, jwt]) expect(out).not.toContain(secret.slice(-10));
+    for (const secret of [api, app, jwt, 'c2VjcmV0c2VjcmV0']) expect(out).not.toContain(secret.slice(-10));
   });
 
   it('leaves text without a token as it is, escapes included', () => {

@@ -11,6 +11,11 @@ export interface Caller {
   readonly username?: string;
   /** Absent for a token that never expires. */
   readonly expiresAt?: Date;
+  /**
+   * The networks an API or app token may be used from; absent for a token usable from anywhere.
+   * `verify` already refused the caller unless its address is inside one of them.
+   */
+  readonly allowedCidrs?: readonly string[];
 }
 
 /** True when `caller` holds `scope`: a user token (`*`) holds every scope. */

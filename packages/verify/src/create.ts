@@ -18,7 +18,7 @@ export interface Verifier extends VerifierCore {
 export function createVerifier(options: VerifierOptions): Verifier {
   const engine = new Engine(settingsOf(options));
   return {
-    verify: (authorization): Promise<Caller> => engine.verify(authorization),
+    verify: (authorization, clientAddress): Promise<Caller> => engine.verify(authorization, clientAddress),
     requireScopes: (caller, ...scopes) => engine.requireScopes(caller, ...scopes),
     get streaming() {
       return engine.streaming;

@@ -7,6 +7,10 @@ import type { VerifierCore } from './verifier.js';
 interface RequestLike {
   readonly headers: { readonly authorization?: string | undefined };
   readonly rawHeaders?: readonly string[];
+  /** Express's client address, after its `trust proxy` setting. */
+  readonly ip?: string | undefined;
+  /** Connect's: the socket's peer. */
+  readonly socket?: { readonly remoteAddress?: string | undefined };
   caller?: Caller;
 }
 
@@ -23,7 +27,7 @@ export type Middleware = (req: RequestLike, res: ResponseLike, next: (error?: un
 export function expressMiddlewareFor(core: VerifierCore, scopes: readonly string[]): Middleware {
   checkScopeNames(scopes);
   return (req, res, next) => {
-    core.verify(authorizationOf(req)).then(
+    core.verify(authorizationOf(req), req.ip ?? req.socket?.remoteAddress).then(
       (caller) => {
         try {
           core.requireScopes(caller, ...scopes);

@@ -15,6 +15,8 @@ export type RouteAuth = true | { readonly scopes: readonly string[] };
 interface RequestLike {
   readonly headers: { readonly authorization?: string | undefined };
   readonly raw: { readonly rawHeaders: readonly string[] };
+  /** The client address, after the instance's `trustProxy` setting. */
+  readonly ip: string;
   caller: Caller | null;
 }
 
@@ -53,7 +55,7 @@ function routeAuthOf(config: unknown): readonly string[] | null {
 function hookFor(core: VerifierCore, scopes: readonly string[]): Hook {
   return async (request, reply) => {
     try {
-      const caller = await core.verify(authorizationOf({ headers: request.headers, rawHeaders: request.raw.rawHeaders }));
+      const caller = await core.verify(authorizationOf({ headers: request.headers, rawHeaders: request.raw.rawHeaders }), request.ip);
       core.requireScopes(caller, ...scopes);
       request.caller = caller;
     } catch (error) {

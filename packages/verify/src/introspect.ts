@@ -1,4 +1,5 @@
 import type { Caller } from './caller.js';
+import { isNetworkList } from './networks.js';
 
 export type Fetch = typeof globalThis.fetch;
 
@@ -12,10 +13,12 @@ const TOKEN_TYPES: ReadonlySet<string> = new Set(['user', 'api_token', 'app_toke
  * rz-auth sends (a proxy's page, a newer server): such an answer is never taken as a yes.
  */
 function callerOf(body: Record<string, unknown>): Caller | null {
-  const { token_type: type, sub, jti, scope, exp, username, client_id: appId } = body;
+  const { token_type: type, sub, jti, scope, exp, username, client_id: appId, allowed_cidrs: networks } = body;
   if (typeof type !== 'string' || !TOKEN_TYPES.has(type) || typeof sub !== 'string' || typeof jti !== 'string' || typeof scope !== 'string') return null;
   if ((exp !== undefined && typeof exp !== 'number') || (username !== undefined && typeof username !== 'string')) return null;
   if (type === 'app_token' ? typeof appId !== 'string' : appId !== undefined) return null;
+  // A list we cannot read could admit nobody or anybody: no answer to trust.
+  if (networks !== undefined && !isNetworkList(networks)) return null;
   return {
     userId: sub,
     tokenType: type as Caller['tokenType'],
@@ -24,6 +27,7 @@ function callerOf(body: Record<string, unknown>): Caller | null {
     ...(typeof appId === 'string' ? { appId } : {}),
     ...(typeof username === 'string' ? { username } : {}),
     ...(typeof exp === 'number' ? { expiresAt: new Date(exp * 1000) } : {}),
+    ...(networks === undefined ? {} : { allowedCidrs: Object.freeze([...networks]) }),
   };
 }
 

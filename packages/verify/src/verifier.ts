@@ -7,6 +7,7 @@ import { parseAuthorization } from './header.js';
 import { invalidationOf } from './invalidation.js';
 import { introspect } from './introspect.js';
 import { JwtVerifier, looksLikeJwt } from './jwt.js';
+import { admits } from './networks.js';
 import type { Settings } from './options.js';
 
 /** API and app tokens; a service credential is no caller and never goes out for introspection. */
@@ -14,8 +15,12 @@ const OPAQUE = /^rza?_[0-9A-Za-z]{49}$/;
 
 /** What the framework adapters need of a verifier. */
 export interface VerifierCore {
-  /** The caller of an `Authorization` value; rejects with a {@link VerifyError}. */
-  verify(authorization: string | readonly string[] | undefined): Promise<Caller>;
+  /**
+   * The caller of an `Authorization` value, sent from `clientAddress` (the address of this
+   * service's caller, as the service's own rate limits see it); rejects with a {@link VerifyError}.
+   * A token limited to networks is refused unless the address is given and inside one of them.
+   */
+  verify(authorization: string | readonly string[] | undefined, clientAddress?: string): Promise<Caller>;
   /** Throws a 403 insufficient_scope {@link VerifyError} naming `scopes` unless the caller holds each. */
   requireScopes(caller: Caller, ...scopes: string[]): void;
   /** Whether the event stream is up: only then are answers cached. */
@@ -62,16 +67,20 @@ export class Engine implements VerifierCore {
     return this.cache.size;
   }
 
-  async verify(authorization: string | readonly string[] | undefined): Promise<Caller> {
+  async verify(authorization: string | readonly string[] | undefined, clientAddress?: string): Promise<Caller> {
     const parsed = parseAuthorization(authorization);
     if (!parsed.ok) throw this.error(parsed.code);
     const { token } = parsed;
     const known = this.feed.connected ? this.cache.get(token, Date.now()) : undefined;
     if (known === 'revoked') throw this.error('invalid_token');
-    if (known) return known;
-    const generation = this.generation;
-    const caller = await this.lookUp(token);
-    if (this.feed.connected && generation === this.generation) this.cache.set(token, caller, Date.now());
+    let caller = known;
+    if (!caller) {
+      const generation = this.generation;
+      caller = await this.lookUp(token);
+      if (this.feed.connected && generation === this.generation) this.cache.set(token, caller, Date.now());
+    }
+    // Every request, cached answers too: the list is about this request's address.
+    if (!admits(caller, clientAddress)) throw this.error('invalid_token');
     return caller;
   }
 

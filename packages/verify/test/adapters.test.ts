@@ -13,12 +13,16 @@ let verifier: Verifier;
 let account: Account;
 let scoped: string;
 let plain: string;
+let loopbackOnly: string;
+let elsewhereOnly: string;
 beforeAll(async () => {
   rz = await startRzAuth();
   verifier = (await verifierOf(rz, await serviceToken(rz.env))).verifier;
   account = await signup(rz.url);
   scoped = (await apiToken(rz.url, account, ['games:publish'])).token;
   plain = (await apiToken(rz.url, account)).token;
+  loopbackOnly = (await apiToken(rz.url, account, [], ['127.0.0.0/8'])).token;
+  elsewhereOnly = (await apiToken(rz.url, account, [], ['192.0.2.0/24'])).token;
 }, 60_000);
 afterAll(async () => {
   await verifier.close();
@@ -57,6 +61,16 @@ function checks(base: () => string, listening: () => number) {
       'insufficient_scope',
     ]);
     expect((await get('/publish', scoped)).status).toBe(200);
+  });
+
+  it("applies a token's allow-list to the client's address (here 127.0.0.1)", async () => {
+    expect((await get('/any', loopbackOnly)).status).toBe(200);
+    const refused = await get('/any', elsewhereOnly);
+    expect([refused.status, refused.headers.get('www-authenticate'), ((await refused.json()) as { code: string }).code]).toEqual([
+      401,
+      'Bearer realm="rz", error="invalid_token"',
+      'invalid_token',
+    ]);
   });
 
   it('two Authorization headers: 400 invalid_request', async () => {

@@ -99,9 +99,10 @@ export async function login(url: string, account: Account): Promise<string> {
   return (res.body as { token: string }).token;
 }
 
-/** An API token of `account` with `scopes`. */
-export async function apiToken(url: string, account: Account, scopes: string[] = []): Promise<{ id: string; token: string }> {
-  const res = await request(url, 'POST', '/api/tokens', { token: account.jwt, body: { name: 'verify', scopes } });
+/** An API token of `account` with `scopes`, limited to `networks` when given. */
+export async function apiToken(url: string, account: Account, scopes: string[] = [], networks?: string[]): Promise<{ id: string; token: string }> {
+  const body = { name: 'verify', scopes, ...(networks ? { allowed_cidrs: networks } : {}) };
+  const res = await request(url, 'POST', '/api/tokens', { token: account.jwt, body });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body as { id: string; token: string };
 }

@@ -64,6 +64,49 @@ describe('each token type resolves to its caller', () => {
   });
 });
 
+describe('tokens limited to networks (allowed_cidrs)', () => {
+  it('no longer accepted from anywhere: inside the list only, refused outside it and without an address, cached answers included', async () => {
+    const { verifier, counted } = await connected();
+    const token = await apiToken(rz.url, account, ['games:publish'], ['192.0.2.0/24', '2001:db8::/32']);
+    const header = `Bearer ${token.token}`;
+    const caller = await verifier.verify(header, '192.0.2.7');
+    expect(caller).toMatchObject({ tokenId: token.id, allowedCidrs: ['192.0.2.0/24', '2001:db8::/32'] });
+    expect(await verifier.verify(header, '::ffff:192.0.2.8')).toBe(caller);
+    expect(await verifier.verify(header, '2001:db8::1')).toBe(caller);
+    for (const address of ['198.51.100.1', '2001:db9::1', 'not an address', undefined]) {
+      expect((await refusal(verifier.verify(header, address))).code).toBe('invalid_token');
+    }
+    // One introspection: the refusals came from the cached answer, which still admits its networks.
+    expect(counted.count('/api/introspect')).toBe(1);
+    expect((await verifier.verify(header, '192.0.2.200')).tokenId).toBe(token.id);
+  });
+
+  it('a token without a list is accepted from anywhere, with no address at all', async () => {
+    const { verifier } = await connected();
+    const token = await apiToken(rz.url, account);
+    const caller = await verifier.verify(`Bearer ${token.token}`);
+    expect(caller.allowedCidrs).toBeUndefined();
+    expect((await verifier.verify(`Bearer ${token.token}`, '198.51.100.1')).tokenId).toBe(token.id);
+  });
+
+  it('narrowing the list reaches the cache through the event stream', async () => {
+    const { verifier } = await connected();
+    const token = await apiToken(rz.url, account, [], ['192.0.2.0/24']);
+    const header = `Bearer ${token.token}`;
+    await verifier.verify(header, '192.0.2.130');
+    const patched = await request(rz.url, 'PATCH', `/api/tokens/${token.id}`, { token: account.jwt, body: { allowed_cidrs: ['192.0.2.0/25'] } });
+    expect(patched.status).toBe(200);
+    const deadline = Date.now() + 10_000;
+    let refused: VerifyError | null = null;
+    while (!refused && Date.now() < deadline) {
+      refused = await verifier.verify(header, '192.0.2.130').then(() => null, (e: VerifyError) => e);
+      if (!refused) await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(refused?.code).toBe('invalid_token');
+    expect((await verifier.verify(header, '192.0.2.1')).allowedCidrs).toEqual(['192.0.2.0/25']);
+  });
+});
+
 describe('refusals', () => {
   const realm = 'Bearer realm="rz"';
   it.each([
