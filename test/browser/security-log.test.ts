@@ -131,6 +131,29 @@ describe.skipIf(!run)('Developers page: security log and leaked tokens', { timeo
     expect(new Set((await events().evaluateAll((items) => items.map((i) => i.getAttribute('data-type')))))).toEqual(new Set(['token.created']));
   });
 
+  it('an app token reported leaked shows under its app, after the active ones', async () => {
+    const registered = await call('POST', '/api/apps', jwt, { name: 'Pinball' });
+    expect(registered.status).toBe(201);
+    const { id: appId, token: value } = registered.body as { id: string; token: string };
+    const issued = await call('POST', `/api/apps/${appId}/tokens`, jwt);
+    expect(issued.status).toBe(201);
+    expect((await call('POST', '/api/tokens/leaked', undefined, { tokens: [value] })).status).toBe(202);
+
+    await page.getByRole('link', { name: 'Apps' }).click();
+    const app = page.locator('li.item-app', { hasText: 'Pinball' });
+    await expect.poll(() => app.locator('li.app-token').count()).toBe(2);
+    const last = app.locator('li.app-token').last();
+    expect(await last.getAttribute('class')).toContain('item-leaked');
+    const text = await last.innerText();
+    expect(text).toContain('Revoked: reported leaked');
+    expect(text).toContain(`rza_…${value.slice(-4)}`);
+    expect(await last.getByRole('button').count()).toBe(0);
+    expect(await app.locator('li.app-token').first().getByRole('button', { name: /Revoke/ }).count()).toBe(1);
+    // The leaked API token stays on the API tokens screen only.
+    expect(await page.locator('li.item-leaked').count()).toBe(1);
+    await screenshot(page, 'leaked-app-token', GROUP);
+  });
+
   it('broke no CSP rule and logged no unexpected error', () => {
     expect(watch.cspViolations).toEqual([]);
     expect(watch.consoleErrors).toEqual([]);

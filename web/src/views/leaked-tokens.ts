@@ -9,9 +9,11 @@ const PAGE = 200;
 /** Pages read of each event type: enough for any account, bounded for a very busy one. */
 const MAX_PAGES = 3;
 
-/** An API token revoked by a leak report, as the token list shows it. */
+/** An API or app token revoked by a leak report, as the token lists show it. */
 export interface LeakedToken {
   readonly id: string;
+  /** The app of an app token; null for an API token. */
+  readonly appId: string | null;
   /** Its name from the events that named it; null when they are older than the log keeps. */
   readonly name: string | null;
   readonly hint: string;
@@ -65,15 +67,19 @@ async function namesOf(jwt: string): Promise<(id: string) => string | null> {
 }
 
 /**
- * The user's API tokens revoked in the last 30 days because they were reported leaked, newest
- * first, from the audit log: GET /api/tokens lists active tokens only.
+ * The user's API tokens (or, with `appTokens`, app tokens) revoked in the last 30 days because
+ * they were reported leaked, newest first, from the audit log: the token lists of the API show
+ * active tokens only.
  */
-export async function leakedTokens(jwt: string, now = Date.now()): Promise<LeakedToken[]> {
-  const leaks = (await eventsOf(jwt, 'token.leaked', now - LEAK_WINDOW_MS)).filter((e) => e.details.token_type === 'api_token' && e.subject?.type === 'token');
+export async function leakedTokens(jwt: string, appTokens = false, now = Date.now()): Promise<LeakedToken[]> {
+  const kind = appTokens ? 'app_token' : 'api_token';
+  const leaks = (await eventsOf(jwt, 'token.leaked', now - LEAK_WINDOW_MS)).filter((e) => e.details.token_type === kind && e.subject?.type === 'token');
   if (leaks.length === 0) return [];
-  const nameOf = await namesOf(jwt);
+  // An app token is known by its hint and its app: the log names only API tokens.
+  const nameOf = appTokens ? () => null : await namesOf(jwt);
   return leaks.map((event) => ({
     id: event.subject?.id ?? '',
+    appId: event.details.app_id ?? null,
     name: nameOf(event.subject?.id ?? ''),
     hint: event.details.hint ?? '',
     leakedAt: event.occurred_at,
@@ -81,28 +87,27 @@ export async function leakedTokens(jwt: string, now = Date.now()): Promise<Leake
   }));
 }
 
-/** A leaked token in the token list: greyed, after the active ones, with when it was reported. */
+/**
+ * A leaked token in a token list: greyed, after the active ones, with when it was reported. An API
+ * token is an `item` with its name as a heading; an app token an `app-token` known by its hint.
+ */
 export function leakedItem(token: LeakedToken): HTMLLIElement {
+  const hint = token.hint === '' ? null : h('code', { class: 'hint-code', title: 'The last four characters of the token' }, displayHint(token.hint));
+  const app = token.appId !== null;
   return h(
     'li',
-    { class: 'item item-leaked', 'data-token': token.id },
+    { class: app ? 'app-token item-leaked' : 'item item-leaked', 'data-token': token.id },
     h(
       'div',
-      { class: 'item-main' },
-      h(
-        'div',
-        { class: 'item-title' },
-        h('h3', {}, token.name ?? 'API token'),
-        token.hint === '' ? null : h('code', { class: 'hint-code', title: 'The last four characters of the token' }, displayHint(token.hint)),
-        h('span', { class: 'badge badge-danger' }, 'Revoked: reported leaked'),
-      ),
+      { class: app ? 'app-token-main' : 'item-main' },
+      h('div', { class: 'item-title' }, app ? null : h('h3', {}, token.name ?? 'API token'), hint, h('span', { class: 'badge badge-danger' }, 'Revoked: reported leaked')),
       h(
         'dl',
         { class: 'meta' },
         meta('Reported', timeOf(token.leakedAt, `${formatDateTime(token.leakedAt)} (${fromNow(token.leakedAt)})`)),
         meta('Reported by', token.byGitHub ? 'GitHub secret scanning' : 'A leak report (POST /api/tokens/leaked)'),
       ),
-      h('p', { class: 'muted small' }, 'rz-auth revoked it when it was reported: it no longer works. Create a new token for whatever used it.'),
+      h('p', { class: 'muted small' }, `rz-auth revoked it when it was reported: it no longer works. ${app ? 'Issue the app a new token.' : 'Create a new token for whatever used it.'}`),
     ),
   );
 }
