@@ -25,7 +25,7 @@ export const testPayload = (endpointId: string, now: number): string =>
  * event), that chose its type and existed when it occurred (an endpoint added later does not get
  * the events of before it).
  */
-export const receives = (endpoint: DispatchEndpoint, event: StoredAuditEvent): boolean =>
+const receives = (endpoint: DispatchEndpoint, event: StoredAuditEvent): boolean =>
   (endpoint.ownerUserId === null || endpoint.ownerUserId === event.userId) && endpoint.eventTypes.includes(event.type) && endpoint.createdAt <= event.occurredAt;
 
 /** The deliveries of a batch of events, created at `now` (the day of retries starts then). */

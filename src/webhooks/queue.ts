@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import { type StoredAuditEvent, toStoredEvent } from '../audit/store.js';
 import { isPostgres } from '../db/dialect.js';
 import type { Tables } from '../db/tables.js';
@@ -176,15 +176,5 @@ export class WebhookQueue {
   /** Gives a claimed delivery back unattempted (the server is stopping): due again at once, anywhere. */
   async release(id: string, leaseToken: string): Promise<void> {
     await this.db.updateTable('webhook_deliveries').set({ lease_until: null, lease_token: null }).where('id', '=', id).where('lease_token', '=', leaseToken).execute();
-  }
-
-  /** How many deliveries are pending (tests and operators). */
-  async pendingCount(): Promise<number> {
-    const { count } = await this.db
-      .selectFrom('webhook_deliveries')
-      .select(sql<number | string>`count(*)`.as('count'))
-      .where('status', '=', 'pending')
-      .executeTakeFirstOrThrow();
-    return Number(count);
   }
 }
