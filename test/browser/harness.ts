@@ -32,7 +32,7 @@ export interface Served {
   close(): Promise<void>;
 }
 
-/** The real app on a loopback port with a fresh SQLite file, its logs captured. */
+/** The real app on a loopback port with a fresh SQLite file, its logs captured, sending webhooks. */
 export async function serve(env: Record<string, string> = {}, clock?: Clock): Promise<Served> {
   const temp = tempDir();
   const config = loadConfig({ DATABASE_URL: `sqlite:${join(temp.dir, 'rz.db')}`, LOG_LEVEL: 'info', RATE_LIMITS: 'off', ...env });
@@ -46,6 +46,8 @@ export async function serve(env: Record<string, string> = {}, clock?: Clock): Pr
   });
   const app = await createApp(services, { logStream });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  // As the server does (src/server.ts), so webhooks are sent; the maintenance sweeps stay off.
+  services.webhookDelivery.start();
   return {
     url,
     logs,
@@ -150,4 +152,33 @@ export async function logIn(page: Page, url: string, email: string, screen: { fr
   await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
   await page.getByRole('button', { name: 'Log in' }).click();
   await page.getByRole('heading', { name: screen.heading, level: 1 }).waitFor();
+}
+
+/** A fresh server, and a browser page where a person who signed up through the API has logged in. */
+export interface SignedIn {
+  readonly server: Served;
+  readonly browser: Browser;
+  readonly page: Page;
+  /** The user token of the signup (not the page's own session). */
+  readonly jwt: string;
+  close(): Promise<void>;
+}
+
+/** Serves the app with `env`, signs `email` up, and logs in through the page, landing on API tokens. */
+export async function signedIn(email: string, username: string, watch: Watch, env: Record<string, string> = {}): Promise<SignedIn> {
+  const server = await serve(env);
+  const jwt = await signUp(server.url, email, username);
+  const browser = await launch();
+  const page = await (await openContext(browser, server.url, watch)).newPage();
+  await logIn(page, server.url, email);
+  return {
+    server,
+    browser,
+    page,
+    jwt,
+    async close() {
+      await browser.close();
+      await server.close();
+    },
+  };
 }

@@ -143,7 +143,8 @@ async function toApiError(response: Response): Promise<ApiError> {
   );
 }
 
-async function call<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, token: string | null, body?: unknown): Promise<T> {
+/** One API call: the modules beside this one (api-security.ts) build their calls on it. */
+export async function call<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, token: string | null, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (token !== null) headers.authorization = `Bearer ${token}`;

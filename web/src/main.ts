@@ -5,12 +5,14 @@ import { currentSession, endSession, onSessionEnded, restoreSession, startSessio
 import { accountView } from './views/account.js';
 import { appsView } from './views/apps.js';
 import { loginView, signupView } from './views/auth.js';
+import { securityLogView } from './views/security-log.js';
 import { tokensView } from './views/tokens.js';
 import type { View } from './views/view.js';
+import { webhooksView } from './views/webhooks.js';
 
 /*
- * The Developers page. Screens are chosen by the URL fragment (#tokens, #apps, #account, #login, #signup),
- * which never carries anything secret; the user token lives in session.ts only.
+ * The Developers page. Screens are chosen by the URL fragment (#tokens, #apps, #security, #webhooks,
+ * #account, #login, #signup), which never carries anything secret; the user token lives in session.ts only.
  */
 
 const main = byId('main', HTMLElement);
@@ -22,8 +24,23 @@ const logoutButton = byId('logout', HTMLButtonElement);
 
 const route = (): string => location.hash.replace(/^#\/?/, '');
 /** The screens of a signed-in person; the first is where an unknown fragment leads. */
-const SCREENS = ['tokens', 'apps', 'account'] as const;
+const SCREENS = ['tokens', 'apps', 'security', 'webhooks', 'account'] as const;
 const screenOf = (name: string): (typeof SCREENS)[number] => SCREENS.find((s) => s === name) ?? 'tokens';
+
+function viewOf(screen: (typeof SCREENS)[number], user: api.User): View {
+  switch (screen) {
+    case 'apps':
+      return appsView();
+    case 'security':
+      return securityLogView(user.id);
+    case 'webhooks':
+      return webhooksView();
+    case 'account':
+      return accountView(user, accountDeleted);
+    case 'tokens':
+      return tokensView();
+  }
+}
 
 function render(focus: boolean): void {
   const session = currentSession();
@@ -35,7 +52,7 @@ function render(focus: boolean): void {
   } else {
     who.textContent = session.user.username;
     const screen = screenOf(route());
-    view = screen === 'apps' ? appsView() : screen === 'account' ? accountView(session.user, accountDeleted) : tokensView();
+    view = viewOf(screen, session.user);
     for (const link of nav.querySelectorAll('a')) {
       if (link.getAttribute('href') === `#${screen}`) link.setAttribute('aria-current', 'page');
       else link.removeAttribute('aria-current');

@@ -7,9 +7,13 @@ export interface SecretOptions {
   readonly label: string;
   readonly value: string;
   readonly details?: Child;
+  /** What follows "you will not see this again"; by default, what holds for a token. */
+  readonly warning?: string;
   /** Called when the person dismisses the panel; the value is then gone from the page. */
   readonly onDone: () => void;
 }
+
+const TOKEN_WARNING = 'rz-auth keeps only a fingerprint of it. If it is lost, revoke it and create a new one.';
 
 async function copyText(input: HTMLInputElement): Promise<boolean> {
   try {
@@ -43,7 +47,7 @@ export function secretPanel(options: SecretOptions): HTMLElement {
     'section',
     { class: 'secret', 'aria-labelledby': heading.id },
     heading,
-    h('p', { class: 'secret-warning' }, h('strong', {}, 'Copy it now: you will not see this again.'), ' rz-auth keeps only a fingerprint of it. If it is lost, revoke it and create a new one.'),
+    h('p', { class: 'secret-warning' }, h('strong', {}, 'Copy it now: you will not see this again.'), ` ${options.warning ?? TOKEN_WARNING}`),
     h('div', { class: 'secret-row' }, input, copy),
     status,
     options.details,

@@ -5,6 +5,7 @@ import { describeError } from '../format.js';
 import { notify } from '../notices.js';
 import { scopeChips } from '../scope-picker.js';
 import { authed, SessionEnded } from '../session.js';
+import { leakedItem, type LeakedToken } from './leaked-tokens.js';
 import { displayHint, tokenMeta } from './parts.js';
 import { tokenDetails } from './token-detail.js';
 
@@ -18,9 +19,10 @@ export interface AppTokenList {
 
 /**
  * The active tokens of one app, from GET /api/apps/{id}/tokens (hints, never values), each with its
- * details (last use, networks, rotation with a grace period) and a confirmed revoke.
+ * details (last use, networks, rotation with a grace period) and a confirmed revoke; then, greyed,
+ * its tokens revoked because they were reported leaked (`leaked`, from the audit log).
  */
-export function appTokenList(app: api.App, showRotated: (rotated: api.RotatedToken) => void): AppTokenList {
+export function appTokenList(app: api.App, showRotated: (rotated: api.RotatedToken) => void, leaked: readonly LeakedToken[] = []): AppTokenList {
   const heading = h('h4', { id: uid('app-tokens') }, 'Active tokens');
   const list = h('div', { 'aria-busy': 'true' }, h('p', { class: 'muted small' }, 'Loading its tokens…'));
 
@@ -28,8 +30,9 @@ export function appTokenList(app: api.App, showRotated: (rotated: api.RotatedTok
     list.setAttribute('aria-busy', 'true');
     try {
       const { tokens } = await authed((jwt) => api.listAppTokens(jwt, app.id));
-      if (tokens.length === 0) replace(list, h('p', { class: 'muted small' }, 'No active token: issue one for the app to call the platform.'));
-      else replace(list, h('ul', {}, ...tokens.map(tokenItem)));
+      const none = tokens.length === 0 ? h('p', { class: 'muted small' }, 'No active token: issue one for the app to call the platform.') : null;
+      const items = [...tokens.map(tokenItem), ...leaked.map(leakedItem)];
+      replace(list, none, items.length === 0 ? null : h('ul', {}, ...items));
     } catch (error) {
       if (error instanceof SessionEnded) return;
       const retry = h('button', { type: 'button', class: 'button button-small' }, 'Try again');

@@ -9,6 +9,7 @@ import { scopeChips, scopePicker } from '../scope-picker.js';
 import { secretPanel } from '../secret.js';
 import { authed, SessionEnded } from '../session.js';
 import { appTokenList, NO_APP_SCOPES, type AppTokenList } from './app-tokens.js';
+import { leakedTokens, type LeakedToken } from './leaked-tokens.js';
 import { disclosure, listState, meta, pageHead, timeOf } from './parts.js';
 import type { View } from './view.js';
 
@@ -20,6 +21,7 @@ export function appsView(): View {
   const listHeading = h('h2', { id: uid('apps-heading'), tabindex: -1 }, 'Your apps');
   const list = h('div', { class: 'list', 'aria-busy': 'true' });
   let apps: readonly api.App[] = [];
+  let leaked: readonly LeakedToken[] = [];
   // Also tells, once the catalogue is loaded, whether app tokens can carry any scope at all.
   const registerScopes = scopePicker('app_token', 'Scopes of its first token', 'Platform scopes the app token may carry. With none it can call GET /api/me and read its own app.', true);
 
@@ -45,7 +47,8 @@ export function appsView(): View {
   const refresh = async () => {
     list.setAttribute('aria-busy', 'true');
     try {
-      apps = (await authed((jwt) => api.listApps(jwt))).apps;
+      // App tokens revoked because they leaked come from the audit log; if it cannot be read, the active ones still show.
+      [{ apps }, leaked] = await Promise.all([authed((jwt) => api.listApps(jwt)), authed((jwt) => leakedTokens(jwt, true)).catch(() => [])]);
       render();
     } catch (error) {
       if (!(error instanceof SessionEnded)) listState(list, describeError(error), () => void refresh());
@@ -96,7 +99,7 @@ export function appsView(): View {
     const deleteButton = h('button', { type: 'button', class: 'button button-danger-quiet' }, 'Delete', srOnly(` app ${app.name}`));
     issueButton.addEventListener('click', () => void issue(app));
     deleteButton.addEventListener('click', () => void remove(app));
-    const tokens = appTokenList(app, showRotated);
+    const tokens = appTokenList(app, showRotated, leaked.filter((t) => t.appId === app.id));
     tokenLists.set(app.id, tokens);
     return h(
       'li',

@@ -7,6 +7,7 @@ import { notify } from '../notices.js';
 import { scopeChips, scopePicker } from '../scope-picker.js';
 import { secretPanel } from '../secret.js';
 import { authed, SessionEnded } from '../session.js';
+import { leakedItem, leakedTokens } from './leaked-tokens.js';
 import { disclosure, displayHint, listState, pageHead, tokenMeta } from './parts.js';
 import { tokenDetails } from './token-detail.js';
 import type { View } from './view.js';
@@ -104,9 +105,10 @@ export function tokensView(): View {
   const refresh = async () => {
     list.setAttribute('aria-busy', 'true');
     try {
-      const { tokens } = await authed((jwt) => api.listTokens(jwt));
-      if (tokens.length === 0) listState(list, 'No API tokens yet. Create one for each script, CLI or server that calls the API, so each can be revoked on its own.');
-      else replace(list, h('ul', { class: 'items' }, ...tokens.map(tokenItem)));
+      // Tokens revoked because they leaked come from the audit log; if it cannot be read, the active list still shows.
+      const [{ tokens }, leaked] = await Promise.all([authed((jwt) => api.listTokens(jwt)), authed((jwt) => leakedTokens(jwt)).catch(() => [])]);
+      if (tokens.length + leaked.length === 0) listState(list, 'No API tokens yet. Create one for each script, CLI or server that calls the API, so each can be revoked on its own.');
+      else replace(list, h('ul', { class: 'items' }, ...tokens.map(tokenItem), ...leaked.map(leakedItem)));
     } catch (error) {
       if (!(error instanceof SessionEnded)) listState(list, describeError(error), () => void refresh());
     } finally {
