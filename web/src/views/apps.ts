@@ -10,7 +10,7 @@ import { secretPanel } from '../secret.js';
 import { authed, SessionEnded } from '../session.js';
 import { appTokenList, NO_APP_SCOPES, type AppTokenList } from './app-tokens.js';
 import { leakedTokens, type LeakedToken } from './leaked-tokens.js';
-import { disclosure, listState, meta, pageHead, timeOf } from './parts.js';
+import { addFormCard, listState, meta, pageHead, timeOf } from './parts.js';
 import type { View } from './view.js';
 
 /** The apps screen: list, register, delete; each app with its active tokens (issue, rotate, revoke). */
@@ -119,15 +119,7 @@ export function appsView(): View {
   // Register an app.
   const name = textField({ label: 'Name', name: 'name', required: true, maxlength: 100, hint: 'As people know it, e.g. “Space Invaders”.' });
   const description = textField({ label: 'Description', name: 'description', multiline: true, maxlength: 1000 });
-  const submit = h('button', { type: 'submit', class: 'button button-primary' }, 'Register app');
-  const cancel = h('button', { type: 'button', class: 'button button-quiet' }, 'Cancel');
-  const form = h('form', { class: 'stack' }, name.element, description.element, registerScopes.element, h('div', { class: 'actions' }, submit, cancel));
-  const formCard = h('section', { class: 'card', 'aria-label': 'Register an app' }, h('h2', {}, 'Register an app'), form);
-  const toggle = disclosure(registerButton, formCard);
-  cancel.addEventListener('click', () => {
-    toggle.close();
-    registerButton.focus();
-  });
+  const { form, card: formCard, submit, close: closeForm } = addFormCard(registerButton, 'Register an app', 'Register app', name.element, description.element, registerScopes.element);
   const controller = new FormController(form, { name, description, scopes: registerScopes }, submit);
   controller.onSubmit('Registering…', async () => {
     if (!controller.check({ name: name.value.trim() === '' ? 'Give the app a name.' : null })) return;
@@ -135,7 +127,7 @@ export function appsView(): View {
     const input = { name: name.value, description: description.value, ...(scopes.length > 0 ? { scopes } : {}) };
     const created = await authed((jwt) => api.registerApp(jwt, input));
     form.reset();
-    toggle.close();
+    closeForm();
     showToken(`“${created.name}” is registered: here is its app token`, created.token, scopes);
     await refresh();
   });

@@ -23,6 +23,29 @@ export function disclosure(button: HTMLButtonElement, panel: HTMLElement): { ope
   return { open: () => set(true, true), close: () => set(false, false) };
 }
 
+/**
+ * A list screen's "add" form: a card with its heading, the fields, a submit and a cancel button,
+ * opened and closed by the screen's button (a {@link disclosure}); cancel closes it and gives focus
+ * back to that button.
+ */
+export function addFormCard(
+  opener: HTMLButtonElement,
+  title: string,
+  submitLabel: string,
+  ...fields: Child[]
+): { form: HTMLFormElement; card: HTMLElement; submit: HTMLButtonElement; close(): void } {
+  const submit = h('button', { type: 'submit', class: 'button button-primary' }, submitLabel);
+  const cancel = h('button', { type: 'button', class: 'button button-quiet' }, 'Cancel');
+  const form = h('form', { class: 'stack' }, ...fields, h('div', { class: 'actions' }, submit, cancel));
+  const card = h('section', { class: 'card', 'aria-label': title }, h('h2', {}, title), form);
+  const toggle = disclosure(opener, card);
+  cancel.addEventListener('click', () => {
+    toggle.close();
+    opener.focus();
+  });
+  return { form, card, submit, close: toggle.close };
+}
+
 /** A list's placeholder while loading, when empty, or when loading failed (with a retry). */
 export function listState(container: HTMLElement, text: string, retry?: () => void): void {
   const button = retry ? h('button', { type: 'button', class: 'button' }, 'Try again') : null;

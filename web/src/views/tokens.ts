@@ -8,7 +8,7 @@ import { scopeChips, scopePicker } from '../scope-picker.js';
 import { secretPanel } from '../secret.js';
 import { authed, SessionEnded } from '../session.js';
 import { leakedItem, leakedTokens } from './leaked-tokens.js';
-import { disclosure, displayHint, listState, pageHead, tokenMeta } from './parts.js';
+import { addFormCard, displayHint, listState, pageHead, tokenMeta } from './parts.js';
 import { tokenDetails } from './token-detail.js';
 import type { View } from './view.js';
 
@@ -92,15 +92,7 @@ export function tokensView(): View {
     spellcheck: false,
     hint: 'One IPv4 or IPv6 network per line, e.g. 203.0.113.0/24; the token is refused from anywhere else. Empty: any address.',
   });
-  const submit = h('button', { type: 'submit', class: 'button button-primary' }, 'Create token');
-  const cancel = h('button', { type: 'button', class: 'button button-quiet' }, 'Cancel');
-  const form = h('form', { class: 'stack' }, name.element, scopes.element, expiry.element, networks.element, h('div', { class: 'actions' }, submit, cancel));
-  const formCard = h('section', { class: 'card', 'aria-label': 'New API token' }, h('h2', {}, 'New API token'), form);
-  const toggle = disclosure(newButton, formCard);
-  cancel.addEventListener('click', () => {
-    toggle.close();
-    newButton.focus();
-  });
+  const { form, card: formCard, submit, close: closeForm } = addFormCard(newButton, 'New API token', 'Create token', name.element, scopes.element, expiry.element, networks.element);
 
   const refresh = async () => {
     list.setAttribute('aria-busy', 'true');
@@ -183,7 +175,7 @@ export function tokensView(): View {
     );
     form.reset();
     expiry.element.querySelector('select')?.dispatchEvent(new Event('change'));
-    toggle.close();
+    closeForm();
     const panel = secretPanel({
       title: `Your new token “${created.name}”`,
       label: 'New API token value',

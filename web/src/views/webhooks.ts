@@ -8,7 +8,7 @@ import { notify } from '../notices.js';
 import { secretPanel } from '../secret.js';
 import { authed, SessionEnded } from '../session.js';
 import { eventTypePicker } from './event-type-picker.js';
-import { disclosure, listState, meta, pageHead, timeOf } from './parts.js';
+import { addFormCard, listState, meta, pageHead, timeOf } from './parts.js';
 import { deliveryList, type DeliveryList } from './webhook-deliveries.js';
 import type { View } from './view.js';
 
@@ -101,15 +101,7 @@ export function webhooksView(): View {
   const url = textField({ label: 'URL', name: 'url', required: true, maxlength: 2048, spellcheck: false, inputmode: 'url', hint: 'An http or https address of your server, e.g. https://hooks.example.com/rz-auth. Private and local addresses are refused unless the operator allows them.' });
   const types = eventTypePicker();
   const description = textField({ label: 'Description', name: 'description', hint: 'What receives these events, for you to recognise it later.' });
-  const submit = h('button', { type: 'submit', class: 'button button-primary' }, 'Add endpoint');
-  const cancel = h('button', { type: 'button', class: 'button button-quiet' }, 'Cancel');
-  const form = h('form', { class: 'stack' }, url.element, types.element, description.element, h('div', { class: 'actions' }, submit, cancel));
-  const formCard = h('section', { class: 'card', 'aria-label': 'Add a webhook endpoint' }, h('h2', {}, 'Add a webhook endpoint'), form);
-  const toggle = disclosure(addButton, formCard);
-  cancel.addEventListener('click', () => {
-    toggle.close();
-    addButton.focus();
-  });
+  const { form, card: formCard, submit, close: closeForm } = addFormCard(addButton, 'Add a webhook endpoint', 'Add endpoint', url.element, types.element, description.element);
   const controller = new FormController(form, { url, event_types: types, description }, submit);
   controller.onSubmit('Adding…', async () => {
     const eventTypes = types.value();
@@ -122,7 +114,7 @@ export function webhooksView(): View {
     const created = await authed((jwt) => security.createWebhook(jwt, { url: url.value.trim(), event_types: eventTypes, ...(note === '' ? {} : { description: note }) }));
     form.reset();
     types.reset();
-    toggle.close();
+    closeForm();
     const panel = secretPanel({
       title: `Signing secret for ${created.url}`,
       label: 'Webhook signing secret',
