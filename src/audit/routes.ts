@@ -4,7 +4,8 @@ import { type Http, principalOf } from '../api/route.js';
 import { Timestamp, Uuid } from '../api/schemas.js';
 import { MAX_USER_AGENT } from '../api/context.js';
 import { AUDIT_TYPES } from './events.js';
-import { type AuditLog, DEFAULT_PAGE, MAX_CURSOR_LENGTH, MAX_PAGE } from './service.js';
+import { DEFAULT_PAGE, MAX_PAGE } from '../lib/pages.js';
+import { type AuditLog, MAX_CURSOR_LENGTH } from './service.js';
 import { toAuditJson } from './json.js';
 
 const AuditQuery = Type.Object(

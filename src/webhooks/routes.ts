@@ -4,7 +4,7 @@ import { operation } from '../api/operation.js';
 import { type Http, principalOf } from '../api/route.js';
 import { IdParams, NullableTimestamp, Timestamp, Uuid } from '../api/schemas.js';
 import { AUDIT_TYPES } from '../audit/events.js';
-import { DEFAULT_PAGE, MAX_PAGE } from '../audit/service.js';
+import { DEFAULT_PAGE, MAX_PAGE } from '../lib/pages.js';
 import { MAX_WEBHOOK_URL_LENGTH } from './addresses.js';
 import { TEST_EVENT_TYPE } from './dispatcher.js';
 import { MAX_CURSOR_LENGTH, MAX_DESCRIPTION, MAX_ENDPOINTS_PER_USER, WEBHOOK_EVENT_TYPES, type WebhookService } from './service.js';

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { AUDIT_TYPES, type AuditType, auditEvent, type RequestContext } from '../audit/events.js';
-import { parseLimit } from '../audit/service.js';
 import { type Clock, iso } from '../clock.js';
 import { conflict, type FieldError, notFound, validationFailed } from '../errors.js';
 import { isUuid } from '../lib/ids.js';
+import { decodeCursor, encodeCursor, pageOf, parseLimit } from '../lib/pages.js';
 import { cleanText } from '../lib/text.js';
 import { isFieldError } from '../tokens/service.js';
 import { checkWebhookUrl, type Resolve } from './addresses.js';
@@ -30,19 +30,14 @@ export interface DeliveryPage {
   readonly nextCursor: string | null;
 }
 
-/**
- * A delivery cursor names the last delivery of a page. Opaque to clients, not secret: a forged one
- * can only move within the endpoint the caller already owns.
- */
-const encodeCursor = (d: DeliveryPosition): string => Buffer.from(`${d.createdAt}|${d.id}`).toString('base64url');
-const CURSOR = /^[A-Za-z0-9_-]{1,128}$/;
+/** A delivery cursor names the last delivery of a page. */
+const encodePosition = (d: DeliveryPosition): string => encodeCursor(`${d.createdAt}|${d.id}`);
 const POSITION = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)\|([0-9a-f-]{36})$/;
-
-function decodeCursor(cursor: string): DeliveryPosition {
-  const match = CURSOR.test(cursor) ? POSITION.exec(Buffer.from(cursor, 'base64url').toString('latin1')) : null;
-  if (!match?.[1] || !match[2] || !isUuid(match[2])) throw validationFailed([{ field: 'cursor', message: 'is not a cursor this service handed out' }]);
-  return { createdAt: match[1], id: match[2] };
-}
+const decodePosition = (cursor: string): DeliveryPosition =>
+  decodeCursor(cursor, MAX_CURSOR_LENGTH, (text) => {
+    const match = POSITION.exec(text);
+    return match?.[1] && match[2] && isUuid(match[2]) ? { createdAt: match[1], id: match[2] } : undefined;
+  });
 
 function checkEventTypes(types: readonly string[]): AuditType[] | FieldError {
   if (types.length === 0) return { field: 'event_types', message: 'must name at least one event type' };
@@ -116,13 +111,11 @@ export class WebhookService {
   /** A page of an endpoint's deliveries, newest first, with their attempts. */
   async deliveries(owner: OwnerFilter, id: string, query: { readonly limit?: string | undefined; readonly cursor?: string | undefined }): Promise<DeliveryPage> {
     const limit = parseLimit(query.limit);
-    const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+    const after = query.cursor === undefined ? undefined : decodePosition(query.cursor);
     const endpoint = await this.get(owner, id);
-    // One more than the page: whether there is a next page, without a second query.
     const rows = await this.store.listDeliveries(endpoint.id, limit + 1, after);
-    const deliveries = rows.slice(0, limit);
-    const last = deliveries.at(-1);
-    return { deliveries, nextCursor: rows.length > limit && last ? encodeCursor(last) : null };
+    const { items: deliveries, nextCursor } = pageOf(rows, limit, encodePosition);
+    return { deliveries, nextCursor };
   }
 
   /** Queues a `webhook.test` delivery to the endpoint, due at once. */
