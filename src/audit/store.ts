@@ -1,4 +1,5 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
+import { insertBatches } from '../db/dialect.js';
 import type { AuditEventsTable, Tables } from '../db/tables.js';
 import type { Actor, AuditEvent, AuditType, Details, Subject } from './events.js';
 
@@ -37,19 +38,14 @@ const toRow = (event: AuditEvent) => ({
   details: JSON.stringify(event.details),
 });
 
-/** Rows per INSERT: a dozen parameters each, far below every dialect's limit. */
-const INSERT_BATCH = 500;
-
 /**
- * Appends events, in one statement per {@link INSERT_BATCH}. Called with the transaction of the
+ * Appends events, in one statement per {@link insertBatches} part. Called with the transaction of the
  * change they record, so the two commit or roll back together; events that record no change (a
  * failed login) are written on their own.
  */
-
 export async function recordAudit(db: Executor, events: AuditEvent | readonly AuditEvent[]): Promise<void> {
   const rows = Array.isArray(events) ? events.map(toRow) : [toRow(events as AuditEvent)];
-  // A statement's bound parameters are limited (SQLite 32766, PostgreSQL 65535): large batches go in parts.
-  for (let i = 0; i < rows.length; i += INSERT_BATCH) await db.insertInto('audit_events').values(rows.slice(i, i + INSERT_BATCH)).execute();
+  for (const part of insertBatches(rows)) await db.insertInto('audit_events').values(part).execute();
 }
 
 /** An event as read back from its row. */

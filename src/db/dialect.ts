@@ -6,6 +6,17 @@ export type DialectName = 'sqlite' | 'postgres';
 export const isPostgres = (db: { getExecutor(): { readonly adapter: unknown } }): boolean =>
   db.getExecutor().adapter instanceof PostgresAdapter;
 
+/**
+ * Rows per multi-row INSERT. A statement's bound parameters are limited (SQLite 32766, PostgreSQL
+ * 65535); 500 rows of a dozen columns stay far below both.
+ */
+export const INSERT_BATCH = 500;
+
+/** `rows` in parts of {@link INSERT_BATCH}, one INSERT each. */
+export function* insertBatches<T>(rows: readonly T[]): Generator<T[]> {
+  for (let i = 0; i < rows.length; i += INSERT_BATCH) yield rows.slice(i, i + INSERT_BATCH);
+}
+
 /** True for a unique-constraint violation, in either dialect. */
 export function isUniqueViolation(error: unknown): boolean {
   if (typeof error !== 'object' || error === null || !('code' in error)) return false;

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { type StoredAuditEvent, toStoredEvent } from '../audit/store.js';
 import { isPostgres } from '../db/dialect.js';
 import type { Tables } from '../db/tables.js';
-import { type DeliveryStatus, insertDeliveries, type NewDelivery, type WebhookEndpoint } from './store.js';
+import { type DeliveryStatus, ENDPOINT_COLUMNS, insertDeliveries, type NewDelivery, toEndpoint, type WebhookEndpoint } from './store.js';
 
 /** An endpoint as the dispatcher matches it: its owner, types and creation time. */
 export type DispatchEndpoint = Pick<WebhookEndpoint, 'id' | 'ownerUserId' | 'eventTypes' | 'createdAt'>;
@@ -82,11 +82,10 @@ export class WebhookQueue {
       const owners = [...new Set(events.flatMap((e) => (e.userId === null ? [] : [e.userId])))];
       const endpoints = await trx
         .selectFrom('webhook_endpoints')
-        .select(['id', 'owner_user_id', 'event_types', 'created_at'])
+        .select(ENDPOINT_COLUMNS)
         .where((eb) => (owners.length === 0 ? eb('owner_user_id', 'is', null) : eb.or([eb('owner_user_id', 'is', null), eb('owner_user_id', 'in', owners)])))
         .execute();
-      const matched = endpoints.map((e) => ({ id: e.id, ownerUserId: e.owner_user_id, eventTypes: JSON.parse(e.event_types) as DispatchEndpoint['eventTypes'], createdAt: e.created_at }));
-      await insertDeliveries(trx, plan(events, matched));
+      await insertDeliveries(trx, plan(events, endpoints.map(toEndpoint)));
       return rows.length;
     });
   }

@@ -1,6 +1,7 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { AuditEvent, AuditType } from '../audit/events.js';
 import { recordAudit } from '../audit/store.js';
+import { insertBatches } from '../db/dialect.js';
 import type { Tables, WebhookDeliveriesTable, WebhookEndpointsTable } from '../db/tables.js';
 
 /** An endpoint as its owner sees it: never its secret. */
@@ -65,7 +66,11 @@ export type Db = Kysely<Tables> | Transaction<Tables>;
 /** Owner `undefined` is the operator acting (CLI): every endpoint. */
 export type OwnerFilter = string | undefined;
 
-const toEndpoint = (row: Selectable<WebhookEndpointsTable>): WebhookEndpoint => ({
+/** What an endpoint's reads select: never its secret, which only the delivery worker reads (queue.ts). */
+export const ENDPOINT_COLUMNS = ['id', 'owner_user_id', 'url', 'description', 'event_types', 'created_at'] as const;
+
+/** An endpoint from its row. */
+export const toEndpoint = (row: Pick<Selectable<WebhookEndpointsTable>, (typeof ENDPOINT_COLUMNS)[number]>): WebhookEndpoint => ({
   id: row.id,
   ownerUserId: row.owner_user_id,
   url: row.url,
@@ -74,12 +79,7 @@ const toEndpoint = (row: Selectable<WebhookEndpointsTable>): WebhookEndpoint => 
   createdAt: row.created_at,
 });
 
-const ENDPOINT_COLUMNS = ['id', 'owner_user_id', 'url', 'description', 'event_types', 'secret', 'created_at'] as const;
-
-/** Rows per INSERT of deliveries: eight parameters each, far below every dialect's limit. */
-const INSERT_BATCH = 500;
-
-/** Inserts deliveries inside the caller's transaction, in parts. */
+/** Inserts deliveries inside the caller's transaction, in {@link insertBatches} parts. */
 export async function insertDeliveries(db: Db, deliveries: readonly NewDelivery[]): Promise<void> {
   const rows = deliveries.map((d) => ({
     id: d.id,
@@ -91,7 +91,7 @@ export async function insertDeliveries(db: Db, deliveries: readonly NewDelivery[
     next_attempt_at: d.createdAt,
     created_at: d.createdAt,
   }));
-  for (let i = 0; i < rows.length; i += INSERT_BATCH) await db.insertInto('webhook_deliveries').values(rows.slice(i, i + INSERT_BATCH)).execute();
+  for (const part of insertBatches(rows)) await db.insertInto('webhook_deliveries').values(part).execute();
 }
 
 /** SQL for webhook endpoints and for reading their deliveries. The delivery queue is in queue.ts. */
