@@ -2,9 +2,10 @@
 import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
 import { OPERATOR_CONTEXT } from './audit/events.js';
-import { AuditArgsError, auditQuery, DEFAULT_CLI_LIMIT, printAuditEvents } from './cli/audit.js';
+import { auditQuery, DEFAULT_CLI_LIMIT, printAuditEvents } from './cli/audit.js';
 import { readPassword } from './cli/password-input.js';
-import { WEBHOOK_USAGE, WebhookArgsError, webhookCommands } from './cli/webhooks.js';
+import { UsageError } from './cli/usage.js';
+import { WEBHOOK_USAGE, webhookCommands } from './cli/webhooks.js';
 import { serveCluster } from './cluster.js';
 import { type Config, ConfigError, loadConfig, parseWorkers } from './config.js';
 import { openDatabase } from './db/database.js';
@@ -159,8 +160,6 @@ const commands: Record<string, Command> = {
   ...webhookCommands(withServices),
 };
 
-class UsageError extends Error {}
-
 function describe(error: unknown): string {
   if (error instanceof ProblemError) {
     const fields = error.errors?.map((e) => `  ${e.field}: ${e.message}`).join('\n');
@@ -193,7 +192,7 @@ async function main(argv: string[]): Promise<number> {
   } catch (error) {
     const prefix = error instanceof ConfigError ? 'configuration error: ' : '';
     console.error(`rz-auth: ${prefix}${describe(error)}`);
-    return error instanceof UsageError || error instanceof ConfigError || error instanceof AuditArgsError || error instanceof WebhookArgsError ? 2 : 1;
+    return error instanceof UsageError || error instanceof ConfigError ? 2 : 1;
   }
 }
 

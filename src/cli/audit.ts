@@ -3,17 +3,15 @@ import { AUDIT_TYPES, type AuditType } from '../audit/events.js';
 import { toAuditJson } from '../audit/json.js';
 import type { AuditQuery, AuditStore } from '../audit/store.js';
 import { isUuid } from '../lib/ids.js';
+import { UsageError } from './usage.js';
 
 export const DEFAULT_CLI_LIMIT = 100;
 const MAX_CLI_LIMIT = 100_000;
 
-/** Thrown for arguments the operator must correct; the CLI exits 2. */
-export class AuditArgsError extends Error {}
-
 function time(value: string | undefined, name: string): string | undefined {
   if (value === undefined) return undefined;
   const ms = Date.parse(value);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(ms)) throw new AuditArgsError(`--${name} must be an ISO 8601 date or time, e.g. 2026-11-21 or 2026-11-21T09:30:00Z`);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(ms)) throw new UsageError(`--${name} must be an ISO 8601 date or time, e.g. 2026-11-21 or 2026-11-21T09:30:00Z`);
   return new Date(ms).toISOString();
 }
 
@@ -23,12 +21,12 @@ export function auditQuery(args: string[]): AuditQuery {
     args,
     options: { user: { type: 'string' }, type: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' }, limit: { type: 'string' } },
   });
-  if (values.user !== undefined && !isUuid(values.user)) throw new AuditArgsError('--user must be a user id (a UUID)');
+  if (values.user !== undefined && !isUuid(values.user)) throw new UsageError('--user must be a user id (a UUID)');
   if (values.type !== undefined && !(AUDIT_TYPES as readonly string[]).includes(values.type)) {
-    throw new AuditArgsError(`--type must be one of ${AUDIT_TYPES.join(', ')}`);
+    throw new UsageError(`--type must be one of ${AUDIT_TYPES.join(', ')}`);
   }
   const limit = values.limit === undefined ? DEFAULT_CLI_LIMIT : Number(values.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_CLI_LIMIT) throw new AuditArgsError(`--limit must be a whole number from 1 to ${MAX_CLI_LIMIT}`);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_CLI_LIMIT) throw new UsageError(`--limit must be a whole number from 1 to ${MAX_CLI_LIMIT}`);
   const since = time(values.since, 'since');
   const until = time(values.until, 'until');
   return {

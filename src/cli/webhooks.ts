@@ -5,9 +5,7 @@ import { ProblemError } from '../errors.js';
 import type { Services } from '../services.js';
 import type { WebhookEndpoint } from '../webhooks/store.js';
 import { deliveryJson, endpointJson } from '../webhooks/json.js';
-
-/** Thrown for arguments the operator must correct; the CLI exits 2. */
-export class WebhookArgsError extends Error {}
+import { UsageError } from './usage.js';
 
 type WithServices = (config: Config, run: (services: Services) => Promise<void>) => Promise<void>;
 type Command = (args: string[], config: Config) => Promise<void>;
@@ -26,7 +24,7 @@ const endpointLine = (e: WebhookEndpoint, extra: { secret?: string } = {}) => JS
 function idOf(args: string[], command: string): { id: string; values: { limit?: string | undefined } } {
   const { positionals, values } = parseArgs({ args, allowPositionals: true, options: { limit: { type: 'string' } } });
   const id = positionals[0];
-  if (positionals.length !== 1 || id === undefined) throw new WebhookArgsError(`webhooks ${command} needs one endpoint id`);
+  if (positionals.length !== 1 || id === undefined) throw new UsageError(`webhooks ${command} needs one endpoint id`);
   return { id, values };
 }
 
@@ -35,7 +33,7 @@ async function found<T>(id: string, run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (error) {
-    if (error instanceof ProblemError && error.code === 'not_found') throw new WebhookArgsError(`no webhook endpoint with id ${id}`);
+    if (error instanceof ProblemError && error.code === 'not_found') throw new UsageError(`no webhook endpoint with id ${id}`);
     throw error;
   }
 }
@@ -45,7 +43,7 @@ export function webhookCommands(withServices: WithServices): Record<string, Comm
   return {
     async 'webhooks add'(args, config) {
       const { values } = parseArgs({ args, options: { url: { type: 'string' }, events: { type: 'string' }, description: { type: 'string' } } });
-      if (values.url === undefined || values.events === undefined) throw new WebhookArgsError('webhooks add needs --url and --events (comma-separated event types)');
+      if (values.url === undefined || values.events === undefined) throw new UsageError('webhooks add needs --url and --events (comma-separated event types)');
       const input = { url: values.url, event_types: values.events.split(',').map((t) => t.trim()).filter(Boolean), description: values.description };
       await withServices(config, async (services) => {
         const { endpoint, secret } = await services.webhooks.create(null, input, OPERATOR_CONTEXT);
