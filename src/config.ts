@@ -2,6 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { MAX_QUOTA, MAX_WINDOW_SECONDS, POLICIES, POLICY_NAMES, type Quota, type RateLimitConfig } from './ratelimit/policies.js';
+import { DAY_MS } from './clock.js';
 import type { TokenPolicy } from './tokens/policy.js';
 import { MAX_FILE_BYTES, parseScopesFile, type PlatformScope, ScopesFileError } from './scopes/file.js';
 import { bool, ConfigError, type Env, int, oneOf, optionalInt, raw } from './lib/env-vars.js';
@@ -198,7 +199,7 @@ export function loadConfig(env: Env): Config {
     workers: parseWorkers(raw(env, 'WORKERS'), 'WORKERS'),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     scopes: parseScopes(env),
-    auditRetentionMs: int(env, 'AUDIT_RETENTION_DAYS', 365, 1, 36_500) * 86_400_000,
+    auditRetentionMs: int(env, 'AUDIT_RETENTION_DAYS', 365, 1, 36_500) * DAY_MS,
     tokens: {
       maxLifetimeDays: optionalInt(env, 'TOKEN_MAX_LIFETIME_DAYS', 1, 36_500),
       idleRevokeDays: optionalInt(env, 'TOKEN_IDLE_REVOKE_DAYS', 1, 36_500),

@@ -1,6 +1,6 @@
 import type { AuditStore } from '../audit/store.js';
 import type { ChangeStore } from '../changes/store.js';
-import { iso } from '../clock.js';
+import { DAY_MS, iso } from '../clock.js';
 import type { SessionStore } from '../sessions/store.js';
 import type { WebhookStore } from '../webhooks/store.js';
 import type { Sweep } from './runner.js';
@@ -37,7 +37,7 @@ export const oldAuditEvents = (audit: AuditStore, retentionMs: number): Sweep =>
 });
 
 /** How long a finished webhook delivery (and its attempts) stays visible to its owner. */
-export const DELIVERY_RETENTION_MS = 30 * 86_400_000;
+export const DELIVERY_RETENTION_MS = 30 * DAY_MS;
 
 /** Webhook deliveries that finished (succeeded, or failed for good) more than 30 days ago. */
 export const oldDeliveries = (webhooks: WebhookStore, retentionMs = DELIVERY_RETENTION_MS): Sweep => ({

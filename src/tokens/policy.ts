@@ -1,6 +1,5 @@
+import { DAY_MS } from '../clock.js';
 import type { FieldError } from '../errors.js';
-
-const DAY_MS = 86_400_000;
 
 /** The operator's rules for token lifetimes (TOKEN_MAX_LIFETIME_DAYS, TOKEN_IDLE_REVOKE_DAYS). */
 export interface TokenPolicy {

@@ -1,6 +1,6 @@
 import { type AuditEvent, auditEvent, type Details, SYSTEM_CONTEXT } from '../audit/events.js';
 import type { ChangeFeed } from '../changes/feed.js';
-import { iso } from '../clock.js';
+import { DAY_MS, iso } from '../clock.js';
 import type { Sweep } from '../maintenance/runner.js';
 import type { TokenLifecycleStore } from './lifecycle-store.js';
 import { idleCutoff, type TokenPolicy } from './policy.js';
@@ -46,8 +46,6 @@ export const idleTokens = (store: TokenLifecycleStore, usage: UsageRecorder, fee
     return announced(feed, await store.revokeIdle(iso(cutoff), iso(now), audit));
   },
 });
-
-const DAY_MS = 86_400_000;
 
 /**
  * `token.expiring`, 7 days and 1 day before a token expires (contract §9), in its owner's log and
