@@ -1,5 +1,5 @@
 import { ApiError } from './api.js';
-import { h, uid, type Child } from './dom.js';
+import { h, srOnly, uid, type Child } from './dom.js';
 import { describeError, sentence } from './format.js';
 import { SessionEnded } from './session.js';
 
@@ -78,7 +78,7 @@ export function textField(options: TextFieldOptions): TextField {
 
 /** "Show" / "Hide" for a password, so a long passphrase can be checked before it is sent. */
 function revealButton(input: HTMLInputElement, label: string): HTMLButtonElement {
-  const button = h('button', { type: 'button', class: 'button reveal', 'aria-pressed': 'false', 'aria-controls': input.id }, 'Show', h('span', { class: 'sr-only' }, ` ${label.toLowerCase()}`));
+  const button = h('button', { type: 'button', class: 'button reveal', 'aria-pressed': 'false', 'aria-controls': input.id }, 'Show', srOnly(` ${label.toLowerCase()}`));
   button.addEventListener('click', () => {
     const show = input.type === 'password';
     input.type = show ? 'text' : 'password';

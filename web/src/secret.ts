@@ -1,4 +1,4 @@
-import { h, uid, type Child } from './dom.js';
+import { h, replace, uid, type Child } from './dom.js';
 
 export interface SecretOptions {
   /** The panel's heading, e.g. "Your new API token". */
@@ -30,7 +30,7 @@ async function copyText(input: HTMLInputElement): Promise<boolean> {
  * Shows a newly created token once, with a copy button and a clear warning. The value lives only in
  * this panel's input: dismissing the panel drops it, and the server never returns it again.
  */
-export function secretPanel(options: SecretOptions): HTMLElement {
+function secretPanel(options: SecretOptions): HTMLElement {
   const heading = h('h2', { id: uid('secret'), tabindex: -1 }, options.title);
   const input = h('input', {
     type: 'text',
@@ -66,4 +66,11 @@ export function secretPanel(options: SecretOptions): HTMLElement {
     options.onDone();
   });
   return panel;
+}
+
+/** Shows a secret's panel in `slot`, in place of whatever was there, and moves focus to its heading. */
+export function showSecret(slot: HTMLElement, options: SecretOptions): void {
+  const panel = secretPanel(options);
+  replace(slot, panel);
+  panel.querySelector('h2')?.focus();
 }

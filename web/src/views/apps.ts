@@ -6,7 +6,7 @@ import { FormController, textField } from '../forms.js';
 import { notify } from '../notices.js';
 import { chooseAppTokenScopes } from '../scope-dialog.js';
 import { scopeChips, scopePicker } from '../scope-picker.js';
-import { secretPanel } from '../secret.js';
+import { showSecret } from '../secret.js';
 import { authed, SessionEnded } from '../session.js';
 import { appTokenList, NO_APP_SCOPES, type AppTokenList } from './app-tokens.js';
 import { leakedTokens, type LeakedToken } from './leaked-tokens.js';
@@ -29,14 +29,11 @@ export function appsView(): View {
   const tokenLists = new Map<string, AppTokenList>();
 
   /** Shows a new app token's value once. */
-  const showSecret = (title: string, value: string, details: HTMLElement) => {
-    const panel = secretPanel({ title, label: 'New app token value', value, details, onDone: () => focusHeading(listHeading) });
-    replace(secretSlot, panel);
-    panel.querySelector('h2')?.focus();
-  };
-  const showToken = (title: string, value: string, scopes: readonly string[]) => showSecret(title, value, scopeChips(scopes, NO_APP_SCOPES));
+  const showValue = (title: string, value: string, details: HTMLElement) =>
+    showSecret(secretSlot, { title, label: 'New app token value', value, details, onDone: () => focusHeading(listHeading) });
+  const showToken = (title: string, value: string, scopes: readonly string[]) => showValue(title, value, scopeChips(scopes, NO_APP_SCOPES));
   const showRotated = (rotated: api.RotatedToken) =>
-    showSecret(`New value for a token of “${rotated.name}”`, rotated.token, h('p', { class: 'muted small' }, 'Same scopes and networks. Replace the old value wherever the app is deployed.'));
+    showValue(`New value for a token of “${rotated.name}”`, rotated.token, h('p', { class: 'muted small' }, 'Same scopes and networks. Replace the old value wherever the app is deployed.'));
 
   const render = () => {
     tokenLists.clear();

@@ -5,7 +5,7 @@ import { describeError, formatDate } from '../format.js';
 import { FormController, textField, type FieldView } from '../forms.js';
 import { notify } from '../notices.js';
 import { scopeChips, scopePicker } from '../scope-picker.js';
-import { secretPanel } from '../secret.js';
+import { showSecret } from '../secret.js';
 import { authed, SessionEnded } from '../session.js';
 import { leakedItem, leakedTokens } from './leaked-tokens.js';
 import { addFormCard, displayHint, listState, pageHead, tokenMeta } from './parts.js';
@@ -127,15 +127,13 @@ export function tokensView(): View {
   };
 
   const showRotated = (rotated: api.RotatedToken) => {
-    const panel = secretPanel({
+    showSecret(secretSlot, {
       title: `New value for “${rotated.name}”`,
       label: 'New API token value',
       value: rotated.token,
       details: h('p', { class: 'muted small' }, 'Same scopes and networks. Replace the old value wherever it is used.'),
       onDone: () => focusHeading(listHeading),
     });
-    replace(secretSlot, panel);
-    panel.querySelector('h2')?.focus();
   };
 
   function tokenItem(token: api.ApiToken): HTMLLIElement {
@@ -176,15 +174,13 @@ export function tokensView(): View {
     form.reset();
     expiry.element.querySelector('select')?.dispatchEvent(new Event('change'));
     closeForm();
-    const panel = secretPanel({
+    showSecret(secretSlot, {
       title: `Your new token “${created.name}”`,
       label: 'New API token value',
       value: created.token,
       details: h('p', { class: 'muted small' }, `Scopes: ${created.scopes.length > 0 ? created.scopes.join(', ') : 'none'}. Expires: ${created.expires_at === null ? 'never' : formatDate(created.expires_at)}.`),
       onDone: () => focusHeading(listHeading),
     });
-    replace(secretSlot, panel);
-    panel.querySelector('h2')?.focus();
     await refresh();
   });
 

@@ -1,5 +1,5 @@
 import * as security from '../api-security.js';
-import { h, replace, uid } from '../dom.js';
+import { h, replace, srOnly, uid } from '../dom.js';
 import { describeError, formatDateTime, fromNow } from '../format.js';
 import { authed, SessionEnded } from '../session.js';
 import { timeOf } from './parts.js';
@@ -48,7 +48,7 @@ function row(delivery: security.Delivery): HTMLTableRowElement {
 /** The recent deliveries of one endpoint, as a table, refreshed on demand and while any is pending. */
 export function deliveryList(webhook: security.Webhook): DeliveryList {
   const heading = h('h4', { id: uid('deliveries') }, 'Recent deliveries');
-  const refreshButton = h('button', { type: 'button', class: 'button button-small' }, 'Refresh', h('span', { class: 'sr-only' }, ` deliveries to ${webhook.url}`));
+  const refreshButton = h('button', { type: 'button', class: 'button button-small' }, 'Refresh', srOnly(` deliveries to ${webhook.url}`));
   const body = h('div', { 'aria-busy': 'true' }, h('p', { class: 'muted small' }, 'Loading its deliveries…'));
   // The newest delivery's outcome, announced when it changes (a pending test that succeeds, say).
   const latest = h('p', { class: 'sr-only', role: 'status' });

@@ -5,7 +5,7 @@ import { focusHeading, h, replace, srOnly, uid } from '../dom.js';
 import { describeError, formatDate } from '../format.js';
 import { FormController, textField } from '../forms.js';
 import { notify } from '../notices.js';
-import { secretPanel } from '../secret.js';
+import { showSecret } from '../secret.js';
 import { authed, SessionEnded } from '../session.js';
 import { eventTypePicker } from './event-type-picker.js';
 import { addFormCard, listState, meta, pageHead, timeOf } from './parts.js';
@@ -115,7 +115,7 @@ export function webhooksView(): View {
     form.reset();
     types.reset();
     closeForm();
-    const panel = secretPanel({
+    showSecret(secretSlot, {
       title: `Signing secret for ${created.url}`,
       label: 'Webhook signing secret',
       value: created.secret,
@@ -123,8 +123,6 @@ export function webhooksView(): View {
       details: h('p', { class: 'muted small' }, 'A test delivery (webhook.test) is on its way to the endpoint: its status shows in the list below.'),
       onDone: () => focusHeading(listHeading),
     });
-    replace(secretSlot, panel);
-    panel.querySelector('h2')?.focus();
     await refresh();
     await test(created, true);
   });
