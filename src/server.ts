@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { createApp } from './app.js';
 import type { Config } from './config.js';
 import { createLogDestination, flushLog } from './http/logging.js';
+import { holdTickShape } from './lib/tick-shape.js';
 import { createServices, type Services } from './services.js';
 
 export interface RunningServer {
@@ -15,6 +16,7 @@ export interface RunningServer {
 
 /** Starts rz-auth: services, HTTP app, listen. */
 export async function startServer(config: Config): Promise<RunningServer> {
+  holdTickShape();
   let app: FastifyInstance | undefined;
   const services = await createServices(config, {
     onError: (error, context) => app?.log.error({ err: error }, context),
