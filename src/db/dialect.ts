@@ -10,7 +10,7 @@ export const isPostgres = (db: { getExecutor(): { readonly adapter: unknown } })
  * Rows per multi-row INSERT. A statement's bound parameters are limited (SQLite 32766, PostgreSQL
  * 65535); 500 rows of a dozen columns stay far below both.
  */
-export const INSERT_BATCH = 500;
+const INSERT_BATCH = 500;
 
 /** `rows` in parts of {@link INSERT_BATCH}, one INSERT each. */
 export function* insertBatches<T>(rows: readonly T[]): Generator<T[]> {

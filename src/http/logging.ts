@@ -49,6 +49,7 @@ export function loggerOptions(level: LogLevel, stream: DestinationStream): Fasti
  * {@link FLUSH_INTERVAL_MS} of lines, never data.
  */
 export function createLogDestination(): DestinationStream & { flush(cb: (error?: Error) => void): void } {
+  // sonic-boom requires one write's ceiling (maxWrite, 16 KiB by default) above the batch size.
   const sonic = pino.destination({ dest: 1, sync: false, contentMode: 'buffer', minLength: BATCH_BYTES, maxWrite: 2 * BATCH_BYTES, maxLength: MAX_BUFFERED_BYTES, periodicFlush: FLUSH_INTERVAL_MS });
   // Each line handed on as bytes (sonic-boom's buffer mode, whose types still say string): Node's
   // asynchronous write of a batch joined as a string costs several times a write of its bytes.
