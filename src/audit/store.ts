@@ -1,4 +1,4 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import { type Kysely, type Selectable, sql, type Transaction } from 'kysely';
 import { insertBatches } from '../db/dialect.js';
 import type { AuditEventsTable, Tables } from '../db/tables.js';
 import type { Actor, AuditEvent, AuditType, Details, Subject } from './events.js';
@@ -23,6 +23,16 @@ export interface AuditQuery {
 
 type Executor = Kysely<Tables> | Transaction<Tables>;
 
+/**
+ * An event enters the webhook outbox (`dispatched` 0) only when an endpoint that could receive it
+ * exists as it is written: one of its user's, or one of the operator's. Decided in the INSERT
+ * itself, so the check and the write see the same endpoints; an endpoint added later never gets
+ * earlier events anyway, so the rest are born dispatched, and a service without webhooks pays
+ * neither the outbox's index entry nor the dispatcher's claim.
+ */
+const awaitsDispatch = (userId: string | null) =>
+  sql<number>`case when exists (select 1 from webhook_endpoints where owner_user_id is null or owner_user_id = ${userId}) then 0 else 1 end`;
+
 const toRow = (event: AuditEvent) => ({
   id: event.id,
   type: event.type,
@@ -36,6 +46,7 @@ const toRow = (event: AuditEvent) => ({
   user_agent: event.userAgent,
   request_id: event.requestId,
   details: JSON.stringify(event.details),
+  dispatched: awaitsDispatch(event.userId),
 });
 
 /**

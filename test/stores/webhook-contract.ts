@@ -105,6 +105,25 @@ export function webhookStoreContract(name: string, harness: () => StoreHarness):
       expect(delivery).toMatchObject({ status: 'pending', createdAt: at(30), nextAttemptAt: at(30), finishedAt: null, attempts: [] });
     });
 
+    it('queues an event for the dispatcher only while an endpoint of its user or of the operator exists', async () => {
+      for (const e of await s.webhooks.listEndpoints(undefined)) await s.webhooks.deleteEndpoint(e.id, undefined, () => event('webhook.deleted', e.ownerUserId, 1));
+      await drain();
+      const [a, b] = [await insertUser(s.users), await insertUser(s.users)];
+      // No endpoint anywhere: nothing waits for the dispatcher.
+      await s.audit.record([event('token.created', a.id, 2), event('login.failed', null, 2)]);
+      expect(await s.queue.hasUndispatched()).toBe(false);
+
+      await add(endpoint(a.id, ['token.created'], 3));
+      await drain();
+      await s.audit.record([event('token.created', a.id, 4), event('token.created', b.id, 4), event('token.revoked', null, 4)]);
+      expect(await dispatchAll()).toBe(1);
+
+      await add(endpoint(null, ['token.created'], 5));
+      await drain();
+      await s.audit.record([event('token.created', b.id, 6), event('token.revoked', null, 6)]);
+      expect(await dispatchAll()).toBe(2);
+    });
+
     it('leases a due delivery to one claim at a time and records an attempt only under its lease', async () => {
       const user = await insertUser(s.users);
       const e = await add(endpoint(user.id, ['token.created']));
