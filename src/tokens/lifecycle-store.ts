@@ -176,9 +176,7 @@ export class TokenLifecycleStore {
         .where('expires_at', '>', after)
         .where('expires_at', '<=', until)
         .where(unnoticed)
-        .$if(from !== undefined, (q) =>
-          q.where((eb) => eb.or([eb('expires_at', '>', from?.expiresAt ?? ''), eb.and([eb('expires_at', '=', from?.expiresAt ?? ''), eb('id', '>', from?.id ?? '')])])),
-        )
+        .$if(from !== undefined, (q) => q.where((eb) => eb(eb.refTuple('expires_at', 'id'), '>', eb.tuple(from?.expiresAt ?? '', from?.id ?? ''))))
         .orderBy('expires_at')
         .orderBy('id')
         .limit(SWEEP_BATCH)

@@ -183,11 +183,7 @@ export class WebhookStore {
       .selectFrom('webhook_deliveries')
       .select(['id', 'endpoint_id', 'event_id', 'event_type', 'status', 'created_at', 'next_attempt_at', 'finished_at'])
       .where('endpoint_id', '=', endpointId)
-      .$if(after !== undefined, (q) =>
-        q.where((eb) =>
-          eb.or([eb('created_at', '<', after?.createdAt ?? ''), eb.and([eb('created_at', '=', after?.createdAt ?? ''), eb('id', '<', after?.id ?? '')])]),
-        ),
-      )
+      .$if(after !== undefined, (q) => q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after?.createdAt ?? '', after?.id ?? ''))))
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
       .limit(limit)
