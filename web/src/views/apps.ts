@@ -10,7 +10,7 @@ import { showSecret } from '../secret.js';
 import { authed, SessionEnded } from '../session.js';
 import { appTokenList, NO_APP_SCOPES, type AppTokenList } from './app-tokens.js';
 import { leakedTokens, type LeakedToken } from './leaked-tokens.js';
-import { addFormCard, listState, meta, pageHead, timeOf } from './parts.js';
+import { addFormCard, listState, loadList, meta, pageHead, timeOf } from './parts.js';
 import type { View } from './view.js';
 
 /** The apps screen: list, register, delete; each app with its active tokens (issue, rotate, revoke). */
@@ -41,18 +41,12 @@ export function appsView(): View {
     else replace(list, h('ul', { class: 'items' }, ...apps.map(appItem)));
   };
 
-  const refresh = async () => {
-    list.setAttribute('aria-busy', 'true');
-    try {
+  const refresh = () =>
+    loadList(list, async () => {
       // App tokens revoked because they leaked come from the audit log; if it cannot be read, the active ones still show.
       [{ apps }, leaked] = await Promise.all([authed((jwt) => api.listApps(jwt)), authed((jwt) => leakedTokens(jwt, true)).catch(() => [])]);
       render();
-    } catch (error) {
-      if (!(error instanceof SessionEnded)) listState(list, describeError(error), () => void refresh());
-    } finally {
-      list.setAttribute('aria-busy', 'false');
-    }
-  };
+    });
 
   /** Runs an action on the list and reports its failure; a 404 means the app or token is gone. */
   const act = async (action: () => Promise<void>, gone: string) => {

@@ -1,5 +1,6 @@
 import { h, replace, uid, type Child } from '../dom.js';
-import { formatDate, fromNow } from '../format.js';
+import { describeError, formatDate, fromNow } from '../format.js';
+import { SessionEnded } from '../session.js';
 
 /** The top of a screen: its title, one line on what it is for, and its main action. */
 export function pageHead(heading: HTMLElement, lede: string, action: Child): HTMLElement {
@@ -51,6 +52,21 @@ export function listState(container: HTMLElement, text: string, retry?: () => vo
   const button = retry ? h('button', { type: 'button', class: 'button' }, 'Try again') : null;
   button?.addEventListener('click', retry ?? (() => {}));
   replace(container, h('div', { class: retry ? 'list-state list-state-error' : 'list-state' }, h('p', {}, text), button));
+}
+
+/**
+ * Fills a list: `show` loads and renders it while the list is marked busy; a failure shows its
+ * message with a retry, except when the session ended (the sign-in screen takes over then).
+ */
+export async function loadList(list: HTMLElement, show: () => Promise<void>): Promise<void> {
+  list.setAttribute('aria-busy', 'true');
+  try {
+    await show();
+  } catch (error) {
+    if (!(error instanceof SessionEnded)) listState(list, describeError(error), () => void loadList(list, show));
+  } finally {
+    list.setAttribute('aria-busy', 'false');
+  }
 }
 
 /** A <time> showing a date, with the exact instant on hover. */

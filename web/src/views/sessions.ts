@@ -4,7 +4,7 @@ import { focusHeading, h, replace, srOnly, uid } from '../dom.js';
 import { describeError, formatDateTime, fromNow } from '../format.js';
 import { notify } from '../notices.js';
 import { authed, SessionEnded } from '../session.js';
-import { listState, meta, timeOf } from './parts.js';
+import { listState, loadList, meta, timeOf } from './parts.js';
 
 /** The card listing the user's sessions, and the list's refresh (after a password change, say). */
 export interface SessionsCard {
@@ -21,18 +21,12 @@ export function sessionsCard(): SessionsCard {
   const endOthers = h('button', { type: 'button', class: 'button button-danger-quiet', hidden: true }, 'End all other sessions');
   const list = h('div', { class: 'list', 'aria-busy': 'true' });
 
-  const refresh = async (): Promise<void> => {
-    list.setAttribute('aria-busy', 'true');
-    try {
+  const refresh = (): Promise<void> =>
+    loadList(list, async () => {
       const { sessions } = await authed((jwt) => api.listSessions(jwt));
       endOthers.hidden = !sessions.some((s) => !s.current);
       replace(list, h('ul', { class: 'items' }, ...sessions.map(item)));
-    } catch (error) {
-      if (!(error instanceof SessionEnded)) listState(list, describeError(error), () => void refresh());
-    } finally {
-      list.setAttribute('aria-busy', 'false');
-    }
-  };
+    });
 
   /** Runs an ending after the person confirmed it, then shows the list again with focus on it. */
   const end = async (question: { title: string; body: string; confirm: string }, call: (jwt: string) => Promise<undefined>, done: string) => {

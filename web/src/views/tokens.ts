@@ -8,7 +8,7 @@ import { scopeChips, scopePicker } from '../scope-picker.js';
 import { showSecret } from '../secret.js';
 import { authed, SessionEnded } from '../session.js';
 import { leakedItem, leakedTokens } from './leaked-tokens.js';
-import { addFormCard, displayHint, listState, pageHead, tokenMeta } from './parts.js';
+import { addFormCard, displayHint, listState, loadList, pageHead, tokenMeta } from './parts.js';
 import { tokenDetails } from './token-detail.js';
 import type { View } from './view.js';
 
@@ -94,19 +94,13 @@ export function tokensView(): View {
   });
   const { form, card: formCard, submit, close: closeForm } = addFormCard(newButton, 'New API token', 'Create token', name.element, scopes.element, expiry.element, networks.element);
 
-  const refresh = async () => {
-    list.setAttribute('aria-busy', 'true');
-    try {
+  const refresh = () =>
+    loadList(list, async () => {
       // Tokens revoked because they leaked come from the audit log; if it cannot be read, the active list still shows.
       const [{ tokens }, leaked] = await Promise.all([authed((jwt) => api.listTokens(jwt)), authed((jwt) => leakedTokens(jwt)).catch(() => [])]);
       if (tokens.length + leaked.length === 0) listState(list, 'No API tokens yet. Create one for each script, CLI or server that calls the API, so each can be revoked on its own.');
       else replace(list, h('ul', { class: 'items' }, ...tokens.map(tokenItem), ...leaked.map(leakedItem)));
-    } catch (error) {
-      if (!(error instanceof SessionEnded)) listState(list, describeError(error), () => void refresh());
-    } finally {
-      list.setAttribute('aria-busy', 'false');
-    }
-  };
+    });
 
   const revoke = async (token: api.ApiToken) => {
     const yes = await confirmAction({

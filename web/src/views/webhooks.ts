@@ -8,7 +8,7 @@ import { notify } from '../notices.js';
 import { showSecret } from '../secret.js';
 import { authed, SessionEnded } from '../session.js';
 import { eventTypePicker } from './event-type-picker.js';
-import { addFormCard, listState, meta, pageHead, timeOf } from './parts.js';
+import { addFormCard, listState, loadList, meta, pageHead, timeOf } from './parts.js';
 import { deliveryList, type DeliveryList } from './webhook-deliveries.js';
 import type { View } from './view.js';
 
@@ -30,19 +30,13 @@ export function webhooksView(): View {
   /** The delivery list of each endpoint shown, to reload one after a test is sent to it. */
   const deliveries = new Map<string, DeliveryList>();
 
-  const refresh = async () => {
-    list.setAttribute('aria-busy', 'true');
-    try {
+  const refresh = () =>
+    loadList(list, async () => {
       const { webhooks } = await authed((jwt) => security.listWebhooks(jwt));
       deliveries.clear();
       if (webhooks.length === 0) listState(list, 'No endpoints yet. Add one to have rz-auth send the security events of your account to your own server as they happen.');
       else replace(list, h('ul', { class: 'items' }, ...webhooks.map(webhookItem)));
-    } catch (error) {
-      if (!(error instanceof SessionEnded)) listState(list, describeError(error), () => void refresh());
-    } finally {
-      list.setAttribute('aria-busy', 'false');
-    }
-  };
+    });
 
   /** Sends a test delivery; the endpoint's list then shows it until it settles. */
   const test = async (webhook: security.Webhook, quiet = false) => {
