@@ -55,6 +55,8 @@ export class TokenLifecycle {
     for (let attempt = 1; ; attempt++) {
       const current = await this.detail(userId, id);
       const changes = checkChanges(current, input);
+      // A PATCH that names nothing to change changes nothing: no write, no event.
+      if (Object.keys(changes).length === 0) return current;
       const now = this.clock.now();
       if (await this.store.update(current, changes, iso(now), updated(current, changes, context, now))) break;
       if (attempt === UPDATE_ATTEMPTS) throw conflict('The token was changed by another request meanwhile; read it and try again.');

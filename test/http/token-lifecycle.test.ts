@@ -108,6 +108,18 @@ describe('token lifecycle', () => {
       expect((await json(t, 'GET', `/api/tokens/${created.id}`, undefined, user.jwt)).json()).toMatchObject({ name: 'kept', scopes: ['apps:read'] });
     });
 
+    it('an empty PATCH was a 500 (an UPDATE with nothing to set): now 200 with the token unchanged, and no event', async () => {
+      const created = await createApiToken(t, user.jwt, { name: 'as is', scopes: ['apps:read'] });
+      const res = await json(t, 'PATCH', `/api/tokens/${created.id}`, {}, user.jwt);
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toEqual((await json(t, 'GET', `/api/tokens/${created.id}`, undefined, user.jwt)).json());
+      expect(res.json()).toMatchObject({ name: 'as is', scopes: ['apps:read'] });
+      const changes = await t.services.database.db.selectFrom('changes').select('event').where('ref', '=', created.id).execute();
+      expect(changes).toEqual([]);
+      const audit = (await json(t, 'GET', '/api/audit?type=token.updated', undefined, user.jwt)).json().events as Array<{ subject: { id: string } | null }>;
+      expect(audit.filter((e) => e.subject?.id === created.id)).toEqual([]);
+    });
+
     it('networks only narrow: inside a current one is accepted, a wider or other one is 400', async () => {
       const created = await createApiToken(t, user.jwt, { allowed_cidrs: ['10.0.0.0/8', '2001:db8::/32'] });
       const wider = await json(t, 'PATCH', `/api/tokens/${created.id}`, { allowed_cidrs: ['10.0.0.0/7'] }, user.jwt);
