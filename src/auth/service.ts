@@ -8,7 +8,7 @@ import { printable } from '../lib/text.js';
 import type { SessionStore } from '../sessions/store.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import { MAX_PASSWORD_BYTES, normalizePassword } from '../users/password-policy.js';
-import { type NewUserInput, normalizeEmail, type UserService } from '../users/service.js';
+import { isAccountEmail, type NewUserInput, normalizeEmail, type UserService } from '../users/service.js';
 import type { User, UserStore } from '../users/store.js';
 import type { UserTokens } from './jwt.js';
 import type { Principal } from './principal.js';
@@ -62,7 +62,10 @@ export class AccountService {
    */
   async login(email: string, password: string, context: RequestContext, client: ClientInfo): Promise<SessionGrant> {
     const normalized = normalizePassword(password);
-    const user = await this.deps.userStore.findByEmail(normalizeEmail(email));
+    // A string no account can have is never looked up (PostgreSQL refuses a NUL in text), and
+    // costs the same dummy verification as an unknown email.
+    const wanted = normalizeEmail(email);
+    const user = isAccountEmail(wanted) ? await this.deps.userStore.findByEmail(wanted) : undefined;
     if (Buffer.byteLength(normalized) > MAX_PASSWORD_BYTES) throw await this.failed(user, context);
     const ok = user ? await this.deps.hasher.verify(user.passwordHash, normalized) : await this.deps.hasher.verifyDummy(normalized);
     if (!user || !ok) throw await this.failed(user, context);

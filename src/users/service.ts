@@ -22,6 +22,9 @@ const EMAIL = /^[^\s@\u0000-\u001f\u007f]{1,64}@[^\s@\u0000-\u001f\u007f.]+(\.[^
 /** Emails compare trimmed and lower-cased everywhere (signup, login, CLI). */
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
 
+/** True when a normalized email is one an account can have: what signup and the CLI accept. */
+export const isAccountEmail = (email: string): boolean => email.length <= 254 && EMAIL.test(email);
+
 /** Rules for accounts, shared by signup and the CLI. */
 export class UserService {
   constructor(
@@ -41,7 +44,7 @@ export class UserService {
     const username = input.username;
     const password = normalizePassword(input.password);
     const errors: FieldError[] = [];
-    if (email.length > 254 || !EMAIL.test(email)) errors.push({ field: 'email', message: 'must be a valid email address' });
+    if (!isAccountEmail(email)) errors.push({ field: 'email', message: 'must be a valid email address' });
     if (!USERNAME.test(username)) {
       errors.push({ field: 'username', message: 'must be 3 to 39 characters of letters, digits, - and _' });
     }

@@ -254,6 +254,14 @@ describe('hostile request bodies', () => {
       const res = await json(t, 'POST', '/api/auth/login', { email: `${user.email}\r\nX: y`, password: user.password });
       expectRefused(res, 401, 'invalid_credentials');
     });
+
+    it.each([
+      ['a NUL alone', '\u0000'],
+      ['a NUL inside an address', 'bod\u0000ies@example.com'],
+      ['no @ at all', 'not an email'],
+    ])('login with %s as the email was a 500 on PostgreSQL (NUL in text): now the usual invalid_credentials', async (_name, email) => {
+      expectRefused(await json(t, 'POST', '/api/auth/login', { email, password: user.password }), 401, 'invalid_credentials');
+    });
   });
 
   describe('fields', () => {
