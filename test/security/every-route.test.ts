@@ -6,9 +6,10 @@ import { createService } from '../helpers/platform.js';
 /**
  * Security family 1 over the whole interface, walked from the OpenAPI document so a route added
  * later is covered too: every operation, sent hostile bodies, each field of its body replaced by
- * values of every wrong type, and hostile query strings, answers a 4xx (or its success), never a 5xx
- * and never anything internal. Each operation runs as a user of its own, on their own token, app and
- * webhook, so an operation that revokes or deletes leaves the next one untouched.
+ * values of every wrong type, bodies under wrong or odd content types, hostile query strings and
+ * path parameters, answers a 4xx (or its success), never a 5xx and never anything internal. Each
+ * operation runs as a user of its own, on their own token, app and webhook, so an operation that
+ * revokes or deletes leaves the next one untouched.
  */
 
 interface Operation {
@@ -22,6 +23,8 @@ const LEAKS = /SyntaxError|Unexpected (token|end)|JSON at position|\bat \S+ \(|\
 const BODIES = ['{}', '', 'null', '[]', '"x"', '1', '{', '{"a":', '{"__proto__":{"x":1}}', '{"constructor":{"prototype":{"x":1}}}', '['.repeat(5000), '{"a":1,"a":2}'];
 const VALUES: unknown[] = [null, 0, -1, 1e308, 1.5, '', 'x', 'x'.repeat(10_000), '\u0000', '\ud800', [], [null], [1], {}, { a: 1 }, true];
 const QUERIES = ['?limit=x', '?type=%00&cursor=%00&limit=%00', '?limit=99999999999999999999', `?cursor=${'x'.repeat(5000)}`, `?type=${'x'.repeat(300)}`, '?a=%ZZ', `?${'a=1&'.repeat(2000)}`];
+/** Content types a body may come with, wrong or odd ones included. */
+const CONTENT_TYPES = ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=latin1', 'application/JSON', 'application/json, text/plain', '', 'x'.repeat(2000)];
 /** Hostile path parameters, as sent (percent-encoded). */
 const PATH_IDS = ['%00', 'a%00b', '%ZZ', '%2e%2e', 'x'.repeat(5000), '%27%20or%201%3D1', '0B6F3C1E-2A4D-4C8E-9F10-5A7B3D2E1C90', '%F0%9F%98%80', '%ED%A0%80', '-1', '1e999'];
 /** A stream that never ends: only its refusals are requested here (service-routes.test.ts has the rest). */
@@ -58,7 +61,7 @@ describe('every route, hostile input', () => {
     expect(operations.length).toBeGreaterThan(30);
   });
 
-  it('never answers 5xx or anything internal, whatever the body, a field or the query string', async () => {
+  it('never answers 5xx or anything internal, whatever the body, a field, the content type, the query or the path', async () => {
     const failures: string[] = [];
     for (const [method, path, op] of operations) {
       const user = await signup(t);
@@ -74,17 +77,18 @@ describe('every route, hostile input', () => {
         ? [user.jwt]
         : (op.security ?? []).flatMap((s) => ({ userToken: [user.jwt], apiToken: [broad.token], appToken: [app.token], serviceToken: [serviceToken] })[Object.keys(s)[0] ?? ''] ?? []);
       for (const credential of credentials.length === 0 ? [user.jwt] : credentials) {
-        const send = async (target: string, payload: string | undefined) => {
+        const send = async (target: string, payload: string | undefined, contentType = 'application/json') => {
           const res = await t.inject({
             method: method as 'GET',
             url: target,
-            headers: { ...bearer(credential), ...(payload === undefined ? {} : { 'content-type': 'application/json' }) },
+            headers: { ...bearer(credential), ...(payload === undefined ? {} : { 'content-type': contentType }) },
             ...(payload === undefined ? {} : { payload }),
           });
           if (res.statusCode >= 500 || LEAKS.test(res.body)) failures.push(`${method} ${target.slice(0, 80)} ${String(payload).slice(0, 60)} → ${res.statusCode} ${res.body.slice(0, 120)}`);
         };
         for (const payload of op.requestBody ? bodiesFor(op) : [undefined]) await send(url, payload);
         for (const query of QUERIES) await send(url + query, op.requestBody ? '{}' : undefined);
+        for (const contentType of CONTENT_TYPES) await send(url, 'a=1&b=%ZZ&c[]=x', contentType);
         if (path.includes('{')) {
           for (const id of PATH_IDS) await send(path.replace(/\{\w+\}/g, id), op.requestBody ? '{}' : undefined);
         }
