@@ -25,6 +25,24 @@ const VALUES: unknown[] = [null, 0, -1, 1e308, 1.5, '', 'x', 'x'.repeat(10_000),
 const QUERIES = ['?limit=x', '?type=%00&cursor=%00&limit=%00', '?limit=99999999999999999999', `?cursor=${'x'.repeat(5000)}`, `?type=${'x'.repeat(300)}`, '?a=%ZZ', `?${'a=1&'.repeat(2000)}`];
 /** Content types a body may come with, wrong or odd ones included. */
 const CONTENT_TYPES = ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=latin1', 'application/JSON', 'application/json, text/plain', '', 'x'.repeat(2000)];
+/**
+ * Malformed or smuggled credentials, a valid user token inside most: each is a 401 where a
+ * credential is required (two headers, a 400, are authorization-header.test.ts's).
+ */
+const AUTHORIZATIONS = (jwt: string): string[] => [
+  '',
+  'Bearer',
+  'Bearer ',
+  `Bearer\t${jwt}`,
+  `Basic ${jwt}`,
+  `Bearer ${jwt} x`,
+  `Bearer ${jwt},`,
+  `Bearer ${jwt.slice(0, -1)}`,
+  `Bearer ${' '.repeat(20_000)}x`,
+  `Bearer ${'a'.repeat(20_000)}`,
+  `Bearer ${jwt}, Bearer ${jwt}`,
+  `Bearer x,Bearer ${jwt}`,
+];
 /** Hostile path parameters, as sent (percent-encoded). */
 const PATH_IDS = ['%00', 'a%00b', '%ZZ', '%2e%2e', 'x'.repeat(5000), '%27%20or%201%3D1', '0B6F3C1E-2A4D-4C8E-9F10-5A7B3D2E1C90', '%F0%9F%98%80', '%ED%A0%80', '-1', '1e999'];
 /** A stream that never ends: only its refusals are requested here (service-routes.test.ts has the rest). */
@@ -91,6 +109,13 @@ describe('every route, hostile input', () => {
         for (const contentType of CONTENT_TYPES) await send(url, 'a=1&b=%ZZ&c[]=x', contentType);
         if (path.includes('{')) {
           for (const id of PATH_IDS) await send(path.replace(/\{\w+\}/g, id), op.requestBody ? '{}' : undefined);
+        }
+      }
+      for (const authorization of AUTHORIZATIONS(user.jwt)) {
+        const res = await t.inject({ method: method as 'GET', url, headers: { authorization, ...(op.requestBody ? { 'content-type': 'application/json' } : {}) }, ...(op.requestBody ? { payload: '{}' } : {}) });
+        if (res.statusCode >= 500 || LEAKS.test(res.body)) failures.push(`${method} ${url.slice(0, 80)} authorization ${authorization.slice(0, 60)} → ${res.statusCode} ${res.body.slice(0, 120)}`);
+        if (op.security !== undefined && op.security.length > 0 && res.statusCode !== 401 && !STREAMS.has(`${method} ${path}`)) {
+          failures.push(`${method} ${url.slice(0, 80)} authorization ${authorization.slice(0, 60)} → ${res.statusCode}, not 401`);
         }
       }
     }
