@@ -6,7 +6,7 @@ import { notify } from '../notices.js';
 import { scopeChips } from '../scope-picker.js';
 import { authed, SessionEnded } from '../session.js';
 import { leakedItem, type LeakedToken } from './leaked-tokens.js';
-import { displayHint, tokenMeta } from './parts.js';
+import { displayHint, loadList, tokenMeta } from './parts.js';
 import { tokenDetails } from './token-detail.js';
 
 export const NO_APP_SCOPES = 'No scopes: can call GET /api/me and read its own app.';
@@ -26,22 +26,21 @@ export function appTokenList(app: api.App, showRotated: (rotated: api.RotatedTok
   const heading = h('h4', { id: uid('app-tokens') }, 'Active tokens');
   const list = h('div', { 'aria-busy': 'true' }, h('p', { class: 'muted small' }, 'Loading its tokens…'));
 
-  const refresh = async () => {
-    list.setAttribute('aria-busy', 'true');
-    try {
-      const { tokens } = await authed((jwt) => api.listAppTokens(jwt, app.id));
-      const none = tokens.length === 0 ? h('p', { class: 'muted small' }, 'No active token: issue one for the app to call the platform.') : null;
-      const items = [...tokens.map(tokenItem), ...leaked.map(leakedItem)];
-      replace(list, none, items.length === 0 ? null : h('ul', {}, ...items));
-    } catch (error) {
-      if (error instanceof SessionEnded) return;
-      const retry = h('button', { type: 'button', class: 'button button-small' }, 'Try again');
-      retry.addEventListener('click', () => void refresh());
-      replace(list, h('p', { class: 'field-error' }, describeError(error, 'That app no longer exists.')), retry);
-    } finally {
-      list.setAttribute('aria-busy', 'false');
-    }
-  };
+  const refresh = () =>
+    loadList(
+      list,
+      async () => {
+        const { tokens } = await authed((jwt) => api.listAppTokens(jwt, app.id));
+        const none = tokens.length === 0 ? h('p', { class: 'muted small' }, 'No active token: issue one for the app to call the platform.') : null;
+        const items = [...tokens.map(tokenItem), ...leaked.map(leakedItem)];
+        replace(list, none, items.length === 0 ? null : h('ul', {}, ...items));
+      },
+      (error, retry) => {
+        const button = h('button', { type: 'button', class: 'button button-small' }, 'Try again');
+        button.addEventListener('click', retry);
+        replace(list, h('p', { class: 'field-error' }, describeError(error, 'That app no longer exists.')), button);
+      },
+    );
 
   const revoke = async (token: api.AppToken, name: string) => {
     const yes = await confirmAction({

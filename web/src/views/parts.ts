@@ -55,15 +55,20 @@ export function listState(container: HTMLElement, text: string, retry?: () => vo
 }
 
 /**
- * Fills a list: `show` loads and renders it while the list is marked busy; a failure shows its
- * message with a retry, except when the session ended (the sign-in screen takes over then).
+ * Fills a list: `show` loads and renders it while the list is marked busy; a failure is shown by
+ * `failed` (by default its message with a retry), except when the session ended (the sign-in screen
+ * takes over then).
  */
-export async function loadList(list: HTMLElement, show: () => Promise<void>): Promise<void> {
+export async function loadList(
+  list: HTMLElement,
+  show: () => Promise<void>,
+  failed: (error: unknown, retry: () => void) => void = (error, retry) => listState(list, describeError(error), retry),
+): Promise<void> {
   list.setAttribute('aria-busy', 'true');
   try {
     await show();
   } catch (error) {
-    if (!(error instanceof SessionEnded)) listState(list, describeError(error), () => void loadList(list, show));
+    if (!(error instanceof SessionEnded)) failed(error, () => void loadList(list, show, failed));
   } finally {
     list.setAttribute('aria-busy', 'false');
   }

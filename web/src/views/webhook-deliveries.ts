@@ -1,8 +1,8 @@
 import * as security from '../api-security.js';
 import { h, replace, srOnly, uid } from '../dom.js';
 import { describeError, formatDateTime, fromNow } from '../format.js';
-import { authed, SessionEnded } from '../session.js';
-import { timeOf } from './parts.js';
+import { authed } from '../session.js';
+import { loadList, timeOf } from './parts.js';
 
 /** How many deliveries an endpoint shows: the recent ones; the API pages through the rest. */
 const RECENT = 10;
@@ -56,37 +56,36 @@ export function deliveryList(webhook: security.Webhook): DeliveryList {
   let timer: number | undefined;
   let polls = 0;
 
-  const load = async (): Promise<void> => {
+  const load = (): Promise<void> => {
     window.clearTimeout(timer);
-    body.setAttribute('aria-busy', 'true');
-    try {
-      const { deliveries } = await authed((jwt) => security.listDeliveries(jwt, webhook.id, RECENT));
-      if (deliveries.length === 0) {
-        replace(body, h('p', { class: 'muted small' }, 'Nothing sent yet. Events of the chosen types are sent as they happen; use Send test to try the endpoint now.'));
-      } else {
-        const head = ['Event', 'Status', 'Last result', 'Attempts', 'Created', 'Finished or next try'].map((label) => h('th', { scope: 'col' }, label));
-        replace(
-          body,
-          h(
-            'div',
-            { class: 'table-scroll' },
-            h('table', { class: 'deliveries-table' }, h('caption', { class: 'sr-only' }, `Recent deliveries to ${webhook.url}, newest first`), h('thead', {}, h('tr', {}, ...head)), h('tbody', {}, ...deliveries.map(row))),
-          ),
-        );
-      }
-      const newest = deliveries[0];
-      const summary = newest === undefined ? '' : `Latest delivery to ${webhook.url}: ${newest.event_type}, ${STATUS[newest.status].toLowerCase()}, ${lastResult(newest)}.`;
-      if (latest.textContent !== summary) latest.textContent = summary;
-      // Pending deliveries settle within seconds (or wait for a retry): look again while the screen is open.
-      const pending = deliveries.some((d) => d.status === 'pending');
-      polls = pending ? polls + 1 : 0;
-      if (pending && polls <= POLLS) timer = window.setTimeout(() => void (element.isConnected ? load() : undefined), POLL_MS);
-    } catch (error) {
-      if (error instanceof SessionEnded) return;
-      replace(body, h('p', { class: 'field-error' }, describeError(error, 'This endpoint no longer exists.')));
-    } finally {
-      body.setAttribute('aria-busy', 'false');
-    }
+    return loadList(
+      body,
+      async () => {
+        const { deliveries } = await authed((jwt) => security.listDeliveries(jwt, webhook.id, RECENT));
+        if (deliveries.length === 0) {
+          replace(body, h('p', { class: 'muted small' }, 'Nothing sent yet. Events of the chosen types are sent as they happen; use Send test to try the endpoint now.'));
+        } else {
+          const head = ['Event', 'Status', 'Last result', 'Attempts', 'Created', 'Finished or next try'].map((label) => h('th', { scope: 'col' }, label));
+          replace(
+            body,
+            h(
+              'div',
+              { class: 'table-scroll' },
+              h('table', { class: 'deliveries-table' }, h('caption', { class: 'sr-only' }, `Recent deliveries to ${webhook.url}, newest first`), h('thead', {}, h('tr', {}, ...head)), h('tbody', {}, ...deliveries.map(row))),
+            ),
+          );
+        }
+        const newest = deliveries[0];
+        const summary = newest === undefined ? '' : `Latest delivery to ${webhook.url}: ${newest.event_type}, ${STATUS[newest.status].toLowerCase()}, ${lastResult(newest)}.`;
+        if (latest.textContent !== summary) latest.textContent = summary;
+        // Pending deliveries settle within seconds (or wait for a retry): look again while the screen is open.
+        const pending = deliveries.some((d) => d.status === 'pending');
+        polls = pending ? polls + 1 : 0;
+        if (pending && polls <= POLLS) timer = window.setTimeout(() => void (element.isConnected ? load() : undefined), POLL_MS);
+      },
+      // No retry here: the Refresh button above is one.
+      (error) => replace(body, h('p', { class: 'field-error' }, describeError(error, 'This endpoint no longer exists.'))),
+    );
   };
 
   const refresh = (): Promise<void> => {
