@@ -63,6 +63,9 @@ export async function createApp(services: Services, options: AppOptions = {}): P
     // Long or badly encoded path segments are malformed ids: our 404, not Fastify's 414/400 bodies.
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     clientErrorHandler,
+    // Node answers a request without Host with an empty 400 of its own; http/framing.ts refuses it
+    // with a problem body and the usual headers instead.
+    http: { requireHostHeader: false },
     frameworkErrors: (error, request, reply) => sendProblem(request, reply, error.code === 'FST_ERR_BAD_URL' ? notFound() : toProblem(error)),
     ajv: {
       customOptions: {
@@ -114,6 +117,9 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   const shortcut = meShortcut({ authenticator: services.authenticator, limits, feed: services.feed, log: app.log, clientAddress, closing: lifecycle.closing }, app.routing);
   app.server.removeAllListeners('request');
   app.server.on('request', shortcut);
+  // An expectation other than 100-continue is ignored, as RFC 9110 §10.1.1 allows, and the request
+  // answered as any other, instead of Node's bare 417.
+  app.server.on('checkExpectation', shortcut);
   await app.ready();
   return app;
 }

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { invalidRequest, invalidToken, unauthorized } from '../errors.js';
+import { countHeader } from './framing.js';
 
 /** RFC 6750 b64token; no real token of ours is longer than a JWT can be. */
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
@@ -18,16 +19,6 @@ function isTchar(code: number): boolean {
     (code >= 0x30 && code <= 0x39) || // 0-9
     "!#$%&'*+-.^_`|~".includes(String.fromCharCode(code))
   );
-}
-
-function countAuthorizationHeaders(raw: readonly string[]): number {
-  let count = 0;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i];
-    // Lowercasing only the names of the right length: every request has a few other headers.
-    if (name?.length === AUTHORIZATION.length && name.toLowerCase() === AUTHORIZATION) count++;
-  }
-  return count;
 }
 
 /**
@@ -70,7 +61,7 @@ export function parseBearer(value: string): string {
 export function readBearerToken(req: IncomingMessage): string {
   const value = req.headers.authorization;
   if (value === undefined) throw unauthorized();
-  if (countAuthorizationHeaders(req.rawHeaders) > 1) throw invalidRequest('Send exactly one Authorization header.');
+  if (countHeader(req.rawHeaders, AUTHORIZATION) > 1) throw invalidRequest('Send exactly one Authorization header.');
   return parseBearer(value);
 }
 
@@ -82,6 +73,6 @@ export function readBearerToken(req: IncomingMessage): string {
  */
 export function plainBearerToken(req: IncomingMessage): string | undefined {
   const value = req.headers.authorization;
-  if (value === undefined || !value.startsWith('Bearer ') || countAuthorizationHeaders(req.rawHeaders) > 1) return undefined;
+  if (value === undefined || !value.startsWith('Bearer ') || countHeader(req.rawHeaders, AUTHORIZATION) > 1) return undefined;
   return value.slice(7);
 }

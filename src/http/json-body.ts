@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ProblemError, validationFailed } from '../errors.js';
 import { redactSecrets } from '../lib/redact.js';
+import { countHeader } from './framing.js';
 
 export const BODY_LIMIT = 16 * 1024;
 const MAX_DEPTH = 32;
@@ -78,13 +79,22 @@ export function parseJsonBody(body: Buffer): unknown {
 const JSON_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
 
 /**
- * A parser for one media type: at most {@link BODY_LIMIT} bytes, and a Content-Type matching
- * `accepted` exactly (media types are case-insensitive; any charset other than UTF-8 is refused).
+ * A parser for one media type: at most {@link BODY_LIMIT} bytes, one Content-Type matching
+ * `accepted` exactly (media types are case-insensitive; any charset other than UTF-8 is refused),
+ * and no content coding.
  */
 export function addBodyParser(app: FastifyInstance, mediaType: string, accepted: RegExp, parse: (body: Buffer) => unknown): void {
   app.addContentTypeParser(mediaType, { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (request, body, done) => {
-    if (!accepted.test(request.headers['content-type'] ?? '')) {
+    // Two Content-Type headers: Node reads the first, a proxy in front may have checked the last.
+    if (countHeader(request.raw.rawHeaders, 'content-type') > 1 || !accepted.test(request.headers['content-type'] ?? '')) {
       done(new ProblemError('unsupported_media_type'), undefined);
+      return;
+    }
+    // A coded body (gzip, br...) is never decoded here, and reading its bytes as if they were plain
+    // would check another body than the one a proxy or the client means.
+    const coding = request.headers['content-encoding'];
+    if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
+      done(new ProblemError('unsupported_media_type', { detail: 'Content-Encoding is not supported: send the body uncompressed.' }), undefined);
       return;
     }
     try {

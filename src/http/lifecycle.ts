@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ChangeFeed } from '../changes/feed.js';
+import { badHost, hasOneHost } from './framing.js';
 import { applySecurityHeaders } from './headers.js';
 import { rateLimitHeaders } from './rate-limit.js';
 
@@ -8,9 +9,9 @@ const API_PATH = /^\/(api|\.well-known)\//;
 /**
  * What every request goes through.
  *
- * onRequest: the security headers; then, for the API, catching up with changes other processes
- * made (revocations, logouts, deletions, key rotations) so no cache, key set or signer the request
- * meets is stale.
+ * onRequest: the security headers; the refusal of a request without exactly one Host; then, for
+ * the API, catching up with changes other processes made (revocations, logouts, deletions, key
+ * rotations) so no cache, key set or signer the request meets is stale.
  *
  * onSend: the RateLimit fields, and `Connection: close` once a graceful shutdown has begun, so
  * keep-alive clients let go and the server need not wait out their idle timeout. Whether that has
@@ -19,6 +20,10 @@ const API_PATH = /^\/(api|\.well-known)\//;
 export function registerRequestLifecycle(app: FastifyInstance, feed: ChangeFeed): { closing(): boolean } {
   app.addHook('onRequest', (request, reply, done) => {
     applySecurityHeaders(reply);
+    if (!hasOneHost(request.raw)) {
+      done(badHost());
+      return;
+    }
     // Probes, docs and static pages read no caches and need no catching up.
     const pending = API_PATH.test(request.url) ? feed.sync() : undefined;
     if (pending) pending.then(() => done(), done);

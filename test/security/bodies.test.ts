@@ -159,6 +159,33 @@ describe('hostile request bodies', () => {
       expectRefused(await json(t, 'POST', '/api/auth/login', { email, password: 'a long enough passphrase' }), 401, 'invalid_credentials');
     });
 
+    it.each(['gzip', 'GZIP', 'deflate', 'br', 'identity, gzip', 'x-unknown', ''])(
+      'a body under Content-Encoding "%s" was read as plain JSON and created a token: now 415, and nothing created',
+      async (coding) => {
+        const name = `coded ${coding}`;
+        const res = await t.inject({
+          method: 'POST',
+          url: '/api/tokens',
+          payload: JSON.stringify({ name }),
+          headers: { 'content-type': 'application/json', 'content-encoding': coding, ...bearer(user.jwt) },
+        });
+        const body = expectRefused(res, 415, 'unsupported_media_type');
+        expect(body.detail).toMatch(/Content-Encoding/);
+        const list = await json(t, 'GET', '/api/tokens', undefined, user.jwt);
+        expect(list.json<{ tokens: Array<{ name: string }> }>().tokens.map((token) => token.name)).not.toContain(name);
+      },
+    );
+
+    it('Content-Encoding: identity is a plain body', async () => {
+      const res = await t.inject({
+        method: 'POST',
+        url: '/api/tokens',
+        payload: '{"name":"identity"}',
+        headers: { 'content-type': 'application/json', 'content-encoding': 'Identity', ...bearer(user.jwt) },
+      });
+      expect(res.statusCode, res.body).toBe(201);
+    });
+
     const ACCEPTED = ['application/json', 'application/json; charset=utf-8', 'application/json;charset=UTF-8', 'APPLICATION/JSON', 'Application/Json; Charset="utf-8"'];
     it.each(ACCEPTED)('%s is accepted', async (type) => {
       const res = await post('/api/tokens', '{"name":"typed"}', type);

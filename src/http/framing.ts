@@ -1,0 +1,29 @@
+import type { IncomingMessage } from 'node:http';
+import { validationFailed } from '../errors.js';
+
+/**
+ * How many times the header `name` (lower case) appears. `req.headers` keeps only the first of a
+ * repeated Host, Authorization or Content-Type, while a proxy in front may act on the last: where
+ * the two could disagree, a repeat is refused rather than one of them picked.
+ */
+export function countHeader(raw: readonly string[], name: string): number {
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const header = raw[i];
+    // Lowercasing only the names of the right length: every request has a few other headers.
+    if (header?.length === name.length && header.toLowerCase() === name) count++;
+  }
+  return count;
+}
+
+/**
+ * Whether the request names its host as HTTP/1.1 requires: exactly once (RFC 9112 §3.2 makes a
+ * missing or repeated Host a 400). Node's own check is off (`requireHostHeader: false`) because it
+ * answers with an empty body and none of the usual headers; this one is refused as a problem.
+ */
+export function hasOneHost(req: IncomingMessage): boolean {
+  const count = countHeader(req.rawHeaders, 'host');
+  return count === 1 || (count === 0 && req.httpVersion !== '1.1');
+}
+
+export const badHost = () => validationFailed([{ field: 'host', message: 'must be sent exactly once' }], 'The request is not valid HTTP: send exactly one Host header.');

@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiToken, signup } from '../helpers/api.js';
+import { type RawResponse, rawRequest, type RealServer, startRealServer } from '../helpers/real-server.js';
+
+/**
+ * Requests that Node's HTTP server used to answer by itself (an empty body without the security
+ * headers), and requests that two parsers could read differently (a proxy in front and rz-auth):
+ * each gets a problem body with the usual headers, or is read the one way there is.
+ */
+describe('HTTP framing over a real socket', () => {
+  let server: RealServer;
+  let token: string;
+  let jwt: string;
+
+  beforeAll(async () => {
+    server = await startRealServer();
+    jwt = (await signup(server)).jwt;
+    token = (await createApiToken(server, jwt)).token;
+  });
+  afterAll(() => server.close());
+
+  const send = (lines: string[], body = '') => rawRequest(server.port, lines.join('\r\n'), body);
+
+  function expectProblem(res: RawResponse, status: number, code: string): void {
+    expect(res.status).toBe(status);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(JSON.parse(res.body)).toMatchObject({ status, code, request_id: res.headers['x-request-id'] });
+  }
+
+  describe('Host', () => {
+    it.each([
+      ['GET /healthz', []],
+      ['GET /api/me', ['Authorization: Bearer {t}']],
+      ['GET /api/tokens', ['Authorization: Bearer {t}']],
+    ])('an HTTP/1.1 request to %s without Host was an empty 400 without the security headers: now a 400 problem', async (target, lines) => {
+      const res = await send([`${target} HTTP/1.1`, ...lines.map((l) => l.replace('{t}', token))]);
+      expectProblem(res, 400, 'validation_failed');
+      expect(JSON.parse(res.body)).toMatchObject({ detail: expect.stringContaining('Host') });
+    });
+
+    it.each(['GET /healthz', 'GET /api/me'])('%s with two Host headers was answered: now a 400 problem', async (target) => {
+      const res = await send([`${target} HTTP/1.1`, 'Host: localhost', 'Host: evil.example', `Authorization: Bearer ${token}`]);
+      expectProblem(res, 400, 'validation_failed');
+    });
+
+    it('one Host, and HTTP/1.0 without one, are answered as usual', async () => {
+      expect((await send(['GET /api/me HTTP/1.1', 'Host: localhost', `Authorization: Bearer ${token}`])).status).toBe(200);
+      expect((await send(['GET /api/me HTTP/1.0', `Authorization: Bearer ${token}`])).status).toBe(200);
+    });
+  });
+
+  describe('Expect', () => {
+    it.each(['foo', '200-ok'])(
+      'Expect: %s was an empty 417 without the security headers: the expectation is ignored and the request answered',
+      async (expectation) => {
+        const me = await send(['GET /api/me HTTP/1.1', 'Host: localhost', `Expect: ${expectation}`, `Authorization: Bearer ${token}`]);
+        expect(me.status).toBe(200);
+        expect(me.headers['x-content-type-options']).toBe('nosniff');
+        expect(JSON.parse(me.body)).toMatchObject({ auth: { type: 'api_token' } });
+        const refused = await send(['GET /api/me HTTP/1.1', 'Host: localhost', `Expect: ${expectation}`]);
+        expectProblem(refused, 401, 'unauthorized');
+      },
+    );
+
+    it('Expect: 100-continue gets its interim answer, then the answer', async () => {
+      const body = '{"name":"continued"}';
+      const res = await send(
+        ['POST /api/tokens HTTP/1.1', 'Host: localhost', 'Expect: 100-continue', `Authorization: Bearer ${jwt}`, 'Content-Type: application/json', `Content-Length: ${body.length}`],
+        body,
+      );
+      // The interim 100 comes first; the final answer follows it in the same stream.
+      expect(res.status).toBe(100);
+      expect(res.body).toMatch(/^HTTP\/1\.1 201 Created\r\n/);
+    });
+  });
+
+  describe('Content-Type', () => {
+    const body = '{"name":"two types"}';
+    it.each([
+      ['application/json, then text/plain', ['application/json', 'text/plain']],
+      ['text/plain, then application/json', ['text/plain', 'application/json']],
+      ['application/json twice', ['application/json', 'application/json']],
+    ])('a body under two Content-Type headers (%s) was read as JSON: now 415', async (_what, types) => {
+      const res = await send(
+        ['POST /api/tokens HTTP/1.1', 'Host: localhost', `Authorization: Bearer ${jwt}`, ...types.map((t) => `Content-Type: ${t}`), `Content-Length: ${body.length}`],
+        body,
+      );
+      expectProblem(res, 415, 'unsupported_media_type');
+    });
+  });
+});
