@@ -24,8 +24,9 @@ export function registerRequestLifecycle(app: FastifyInstance, feed: ChangeFeed)
       done(badHost());
       return;
     }
-    // Probes, docs and static pages read no caches and need no catching up.
-    const pending = API_PATH.test(request.url) ? feed.sync() : undefined;
+    // Probes, docs and static pages read no caches and need no catching up. Decided on the route
+    // matched, never on the URL as sent: `/%61pi/me` reaches the `/api/me` route too.
+    const pending = API_PATH.test(request.routeOptions.url ?? '') ? feed.sync() : undefined;
     if (pending) pending.then(() => done(), done);
     else done();
   });
