@@ -12,7 +12,7 @@ import type { AccountService, ClientInfo, SessionGrant } from './service.js';
  * Email, username and password are checked by the account service (it also serves the CLI), which
  * reports every bad field at once in its own words; the schema bounds what it is handed.
  */
-const Email = Type.String({ maxLength: 320, description: 'Trimmed and lower-cased; at most 254 characters after that.', examples: ['ada@example.com'] });
+const Email = Type.String({ maxLength: 320, description: 'Trimmed, lower-cased and brought to Unicode NFC; at most 254 characters after that.', examples: ['ada@example.com'] });
 const Password = Type.String({ maxLength: 4096, examples: ['correct horse battery staple'] });
 
 const SignupBody = Type.Object(
@@ -56,7 +56,7 @@ export function authRoutes(app: Http, accounts: AccountService, clientAddress: (
       operationId: 'signUp',
       tags: ['auth'],
       summary: 'Create an account and log in',
-      description: 'Creates an account and answers like login. Email is trimmed and lower-cased. Closed when SIGNUP_ENABLED=false (then 403 `forbidden`).',
+      description: 'Creates an account and answers like login. Email is trimmed, lower-cased and brought to Unicode NFC (é precomposed or with a combining accent is one address). Closed when SIGNUP_ENABLED=false (then 403 `forbidden`).',
       auth: 'public',
       rateLimit: 'signup',
       body: SignupBody,

@@ -6,6 +6,7 @@ import { ProblemError } from '../errors.js';
 import { addressKey } from '../ratelimit/address.js';
 import { type Decision, emailKey, type RateLimiter } from '../ratelimit/limiter.js';
 import type { PolicyName } from '../ratelimit/policies.js';
+import { normalizeEmail } from '../users/service.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -70,7 +71,7 @@ export class RequestLimits {
    */
   async byAddressAndEmail(request: FastifyRequest, kind: 'login' | 'signup', email: string): Promise<void> {
     this.apply(request, await this.limiter.consume(`${kind}-address`, this.addressOf(request)));
-    this.apply(request, await this.limiter.consume(`${kind}-email`, emailKey(email)));
+    this.apply(request, await this.limiter.consume(`${kind}-email`, emailKey(normalizeEmail(email))));
   }
 }
 

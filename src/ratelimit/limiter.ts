@@ -37,8 +37,11 @@ export const counterOptions = (policy: PolicyName, quota: Quota, redisPrefix: st
   duration: quota.windowSeconds,
 });
 
-/** Emails are hashed before they become counter keys: Redis holds no personal data. */
-export const emailKey = (email: string): string => createHash('sha256').update(email.trim().toLowerCase()).digest('base64url').slice(0, 22);
+/**
+ * The counter key of an email as `normalizeEmail` leaves it (one address, one counter, however it
+ * was typed), hashed: Redis holds no personal data.
+ */
+export const emailKey = (normalizedEmail: string): string => createHash('sha256').update(normalizedEmail).digest('base64url').slice(0, 22);
 
 /**
  * Fixed-window counters per policy (rate-limiter-flexible, atomic in every store): in Redis when

@@ -19,8 +19,12 @@ export const USERNAME = /^[A-Za-z0-9_-]{3,39}$/;
 /** Plausible, not RFC 5322-complete: one @, a dot in the domain, no spaces or controls. */
 const EMAIL = /^[^\s@\u0000-\u001f\u007f]{1,64}@[^\s@\u0000-\u001f\u007f.]+(\.[^\s@\u0000-\u001f\u007f.]+)+$/;
 
-/** Emails compare trimmed and lower-cased everywhere (signup, login, CLI). */
-export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
+/**
+ * Emails compare trimmed, lower-cased and in Unicode NFC everywhere (signup, login, CLI): `é`
+ * precomposed and `e` with a combining accent are one address (RFC 6532), so one account, which
+ * logs in however the keyboard spelled it. Stored emails were brought to NFC by migration 0009.
+ */
+export const normalizeEmail = (email: string): string => email.trim().toLowerCase().normalize('NFC');
 
 /** True when a normalized email is one an account can have: what signup and the CLI accept. */
 export const isAccountEmail = (email: string): boolean => email.length <= 254 && EMAIL.test(email);

@@ -62,6 +62,25 @@ describe('signup, login, logout', () => {
     });
   });
 
+  describe('an email in two Unicode forms', () => {
+    // "josé" with é precomposed (U+00E9), and with e followed by a combining acute (U+0301): one
+    // address, typed differently by different keyboards and systems.
+    const composed = (tag: string) => `jos\u00e9-${tag}@example.com`;
+    const decomposed = (tag: string) => `jose\u0301-${tag}@example.com`;
+
+    it.each([
+      ['composed, then decomposed', composed, decomposed],
+      ['decomposed, then composed', decomposed, composed],
+    ])('was two accounts (%s): now one, which logs in whichever form is typed', async (_order, first, second) => {
+      const tag = Math.random().toString(36).slice(2, 10);
+      const user = await signup(t, { email: first(tag) });
+      expect(user.email).toBe(composed(tag));
+      expectProblem(await json(t, 'POST', '/api/auth/signup', { email: second(tag), username: `other_${tag}`, password: PASSWORD }), 409, 'conflict');
+      await login(t, first(tag));
+      await login(t, second(tag));
+    });
+  });
+
   describe('POST /api/auth/login', () => {
     it('200 with a JWT and the user, no-store', async () => {
       const user = await signup(t);

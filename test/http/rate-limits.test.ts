@@ -124,6 +124,16 @@ describe('login', () => {
     expectRateLimited(await login(app, ` ${user.email.toUpperCase()} `, PASSWORD));
   });
 
+  it('counted each Unicode form of an email apart (twice the guesses): now one counter for the one address', async () => {
+    const app = await start({ RATE_LIMIT_LOGIN_EMAIL: '2/600', RATE_LIMIT_LOGIN_ADDRESS: '100/60' });
+    const user = await signup(app, { email: `jos\u00e9-${Math.random().toString(36).slice(2, 10)}@example.com` });
+    const decomposed = user.email.normalize('NFD');
+    expectProblem(await login(app, user.email, 'wrong password here', '198.51.100.3'), 401, 'invalid_credentials');
+    expectProblem(await login(app, decomposed, 'wrong password here', '198.51.100.4'), 401, 'invalid_credentials');
+    expectRateLimited(await login(app, decomposed, PASSWORD, '198.51.100.5'));
+    expectRateLimited(await login(app, user.email, PASSWORD, '198.51.100.6'));
+  });
+
   it('limits per address across emails, with both policies in the headers', async () => {
     const app = await start({ RATE_LIMIT_LOGIN_ADDRESS: '2/60', RATE_LIMIT_LOGIN_EMAIL: '10/600' });
     const first = await login(app, 'a@example.com');

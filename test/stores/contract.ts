@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppStore } from '../../src/apps/store.js';
 import type { ChangeStore } from '../../src/changes/store.js';
 import type { Database } from '../../src/db/database.js';
 import { isUniqueViolation } from '../../src/db/dialect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
+import { up } from '../../src/db/migrations/0009_nfc_emails.js';
 import type { KeyStore } from '../../src/keys/store.js';
 import type { SessionStore } from '../../src/sessions/store.js';
 import type { TokenStore } from '../../src/tokens/store.js';
@@ -60,6 +62,28 @@ export function storeContract(name: string, harness: () => StoreHarness): void {
         await expect(users.insert(sameName)).rejects.toSatisfy(isUniqueViolation);
         expect(await users.findTaken(user.email, user.username.toUpperCase())).toEqual({ email: true, username: true });
         expect(await users.findTaken('free@example.com', 'free_name')).toEqual({ email: false, username: false });
+      });
+
+      it('migration 0009 brings stored emails to NFC, and leaves one whose NFC form another account has', async () => {
+        const tag = randomUUID().slice(0, 8);
+        const insert = async (email: string) => {
+          const user = { id: randomUUID(), email, username: `n_${randomUUID().slice(0, 8)}`, passwordHash: '$argon2id$x', createdAt: at(0) };
+          await users.insert(user);
+          return user;
+        };
+        // Accounts made before the rule: one decomposed email, and a decomposed twin of a composed one.
+        const alone = await insert(`jose\u0301-${tag}@example.com`);
+        const composed = await insert(`ren\u00e9-${tag}@example.com`);
+        const twin = await insert(`rene\u0301-${tag}@example.com`);
+        // As the migrator calls it: with a database of no particular schema.
+        const migrate = () => up(database.db as unknown as Kysely<unknown>);
+        await migrate();
+        expect((await users.findById(alone.id))?.email).toBe(`jos\u00e9-${tag}@example.com`);
+        expect((await users.findById(composed.id))?.email).toBe(composed.email);
+        expect((await users.findById(twin.id))?.email).toBe(twin.email);
+        // Run again (as every start does): nothing changes.
+        await migrate();
+        expect((await users.findByEmail(`jos\u00e9-${tag}@example.com`))?.id).toBe(alone.id);
       });
 
       it('deleting a user cascades to sessions, apps and tokens and records a change', async () => {
