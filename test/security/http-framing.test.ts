@@ -1,5 +1,7 @@
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiToken, signup } from '../helpers/api.js';
+import { tempDir } from '../helpers/app.js';
+import { createApiToken, json, signup } from '../helpers/api.js';
 import { type RawResponse, rawRequest, type RealServer, startRealServer } from '../helpers/real-server.js';
 
 /**
@@ -88,6 +90,27 @@ describe('HTTP framing over a real socket', () => {
         body,
       );
       expectProblem(res, 415, 'unsupported_media_type');
+    });
+  });
+
+  describe('the absolute form (GET http://host/path)', () => {
+    it('a revocation on another instance was missed for GET http://host/api/me (the catch-up tested the URL as sent): now refused at once', async () => {
+      const dir = tempDir();
+      const env = { DATABASE_URL: `sqlite:${join(dir.dir, 'shared.db')}` };
+      const a = await startRealServer(env);
+      const b = await startRealServer(env);
+      try {
+        const user = await signup(a);
+        const { id, token: revoked } = await createApiToken(a, user.jwt);
+        const get = () => rawRequest(b.port, ['GET http://rz.example/api/me HTTP/1.1', 'Host: rz.example', `Authorization: Bearer ${revoked}`].join('\r\n'));
+        expect((await get()).status).toBe(200);
+        expect((await json(a, 'DELETE', `/api/tokens/${id}`, undefined, user.jwt)).statusCode).toBe(204);
+        expectProblem(await get(), 401, 'invalid_token');
+      } finally {
+        await b.close();
+        await a.close();
+        dir.remove();
+      }
     });
   });
 });
