@@ -4,6 +4,9 @@ import { sendProblem } from './problem.js';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
+/** Whether a route path (as registered, e.g. `/api/tokens/:id`) is the API's, not a page's or a probe's. */
+export const isApiRoute = (url: string | undefined): boolean => url !== undefined && /^\/(api|\.well-known)\//.test(url);
+
 /** Unknown paths are a `not_found` problem, not Fastify's default body. */
 export function registerNotFound(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => sendProblem(request, reply, new ProblemError('not_found')));
@@ -16,7 +19,7 @@ export function registerNotFound(app: FastifyInstance): void {
 export function collectRoutes(app: FastifyInstance): Map<string, Set<string>> {
   const routes = new Map<string, Set<string>>();
   app.addHook('onRoute', (route) => {
-    if (!/^\/(api|\.well-known)\//.test(route.url)) return;
+    if (!isApiRoute(route.url)) return;
     const methods = routes.get(route.url) ?? new Set<string>();
     for (const m of [route.method].flat()) methods.add(m);
     routes.set(route.url, methods);

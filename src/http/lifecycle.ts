@@ -1,10 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { ChangeFeed } from '../changes/feed.js';
 import { badHost, hasOneHost } from './framing.js';
+import { isApiRoute } from './hardening.js';
 import { applySecurityHeaders } from './headers.js';
 import { rateLimitHeaders } from './rate-limit.js';
-
-const API_PATH = /^\/(api|\.well-known)\//;
 
 /**
  * What every request goes through.
@@ -26,7 +25,7 @@ export function registerRequestLifecycle(app: FastifyInstance, feed: ChangeFeed)
     }
     // Probes, docs and static pages read no caches and need no catching up. Decided on the route
     // matched, never on the URL as sent: `/%61pi/me` reaches the `/api/me` route too.
-    const pending = API_PATH.test(request.routeOptions.url ?? '') ? feed.sync() : undefined;
+    const pending = isApiRoute(request.routeOptions.url) ? feed.sync() : undefined;
     if (pending) pending.then(() => done(), done);
     else done();
   });
