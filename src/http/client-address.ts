@@ -1,15 +1,32 @@
 import type { IncomingMessage } from 'node:http';
+import { isIP } from 'node:net';
 import proxyAddr from '@fastify/proxy-addr';
 import type { Config } from '../config.js';
 
 /**
  * The client address of a request: the socket's, unless TRUST_PROXY names the proxies whose
- * `X-Forwarded-For` to believe (a hop count, or their addresses and CIDRs). Rate limits and the
- * access log both use this one function (Fastify's own `request.ip` is not configured, and lint
- * forbids reading it), so no two parts of the service can disagree about who a client is.
+ * `X-Forwarded-For` to believe (a hop count, or their addresses and CIDRs). Rate limits, allow-lists,
+ * the access log and every stored address (sessions, last use, the audit log) use this one function
+ * (Fastify's own `request.ip` is not configured, and lint forbids reading it), so no two parts of
+ * the service can disagree about who a client is.
+ *
+ * What a client wrote can reach the header through a proxy that passes it on, so a forwarded entry
+ * is believed only when it is a plain IP address (no zone id, which means nothing beyond the proxy's
+ * own link): the walk from the socket stops at the first that is not, and the last hop believed
+ * is the client. Junk is then neither a fresh rate-limit bucket nor a stored "address".
  */
 export function clientAddressOf(trust: Config['trustProxy']): (req: IncomingMessage) => string {
   if (trust === false) return (req) => req.socket.remoteAddress ?? '';
   const trusted = typeof trust === 'number' ? (_address: string, hop: number) => hop < trust : proxyAddr.compile([...trust]);
-  return (req) => proxyAddr(req, trusted);
+  return (req) => {
+    // The socket's address first, then each forwarded hop believed, nearest first.
+    const hops = proxyAddr.all(req, trusted);
+    let client = hops[0] ?? '';
+    for (let i = 1; i < hops.length; i++) {
+      const hop = hops[i] as string;
+      if (isIP(hop) === 0 || hop.includes('%')) break;
+      client = hop;
+    }
+    return client;
+  };
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { createApiToken, expectInvalidToken, json, registerApp, signup, type TestUser } from '../helpers/api.js';
+import { createApiToken, expectInvalidToken, json, PASSWORD, registerApp, signup, type TestUser } from '../helpers/api.js';
 import { comparable } from '../helpers/jwt-craft.js';
 
 /**
@@ -134,5 +134,51 @@ describe('narrowing cannot widen', () => {
     expect(final.length).toBeLessThanOrEqual(1);
     // Each successful answer showed a subset of the one before it: whatever ran later could only remove.
     for (const r of ok) expect(final.every((s) => (r.json().scopes as string[]).includes(s))).toBe(true);
+  });
+});
+
+describe('a forwarded entry that is no address (a proxy passing on what its client wrote)', () => {
+  let t: TestApp;
+  let user: TestUser;
+  const proxy = '127.0.0.1';
+  const junk = ['a'.repeat(65), '<img src=x>', 'fe80::1%' + 'x'.repeat(70), '10.1.1.1 10.1.1.2'];
+  beforeAll(async () => {
+    t = await startTestApp({ env: { TRUST_PROXY: '1' } });
+    user = await signup(t);
+  });
+  afterAll(() => t.close());
+
+  it('was stored as the client address and made the audit log, the sessions and the token detail answer 500: now the proxy is the client', async () => {
+    const { id, token } = await createApiToken(t, user.jwt);
+    for (const forwarded of junk) {
+      const headers = { 'x-forwarded-for': forwarded, 'content-type': 'application/json' };
+      const login = await t.inject({ method: 'POST', url: '/api/auth/login', headers, remoteAddress: proxy, payload: { email: user.email, password: 'not the password at all' } });
+      expect(login.statusCode).toBe(401);
+      const session = await t.inject({ method: 'POST', url: '/api/auth/login', headers, remoteAddress: proxy, payload: { email: user.email, password: PASSWORD } });
+      expect(session.statusCode).toBe(200);
+      expect((await get(t, '/api/me', token, proxy, { 'x-forwarded-for': forwarded })).statusCode).toBe(200);
+    }
+    const audit = await json(t, 'GET', '/api/audit?type=login.failed', undefined, user.jwt);
+    expect(audit.statusCode, audit.body).toBe(200);
+    expect(audit.json().events.map(({ ip }: { ip: string }) => ip)).toEqual(junk.map(() => proxy));
+    const sessions = await json(t, 'GET', '/api/auth/sessions', undefined, user.jwt);
+    expect(sessions.statusCode, sessions.body).toBe(200);
+    expect(new Set(sessions.json().sessions.map(({ ip }: { ip: string }) => ip))).toEqual(new Set([proxy]));
+    const detail = await json(t, 'GET', `/api/tokens/${id}`, undefined, user.jwt);
+    expect(detail.statusCode, detail.body).toBe(200);
+    expect(detail.json().last_used_ip).toBe(proxy);
+  });
+
+  it('was a fresh rate-limit bucket for each value: all count against the proxy', async () => {
+    const other = await startTestApp({ env: { TRUST_PROXY: '1', RATE_LIMITS: 'on', RATE_LIMIT_ADDRESS: '3/60' } });
+    try {
+      const jwks = (forwarded: string) => other.inject({ method: 'GET', url: '/.well-known/jwks.json', headers: { 'x-forwarded-for': forwarded }, remoteAddress: '192.0.2.9' });
+      for (const forwarded of junk.slice(0, 3)) expect((await jwks(forwarded)).statusCode).toBe(200);
+      expect((await jwks(junk[3] as string)).statusCode).toBe(429);
+      // Positive control: a real address behind the same proxy has its own bucket.
+      expect((await jwks('203.0.113.5')).statusCode).toBe(200);
+    } finally {
+      await other.close();
+    }
   });
 });

@@ -7,6 +7,7 @@ import type { Database } from '../../src/db/database.js';
 import { isUniqueViolation } from '../../src/db/dialect.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { up } from '../../src/db/migrations/0009_nfc_emails.js';
+import { up as up0010 } from '../../src/db/migrations/0010_client_addresses.js';
 import type { KeyStore } from '../../src/keys/store.js';
 import type { SessionStore } from '../../src/sessions/store.js';
 import type { TokenStore } from '../../src/tokens/store.js';
@@ -84,6 +85,38 @@ export function storeContract(name: string, harness: () => StoreHarness): void {
         // Run again (as every start does): nothing changes.
         await migrate();
         expect((await users.findByEmail(`jos\u00e9-${tag}@example.com`))?.id).toBe(alone.id);
+      });
+
+      it('migration 0010 clears stored client addresses that are none (a forwarded entry passed on as written), and keeps real ones', async () => {
+        const user = await newUser();
+        const db = database.db;
+        const junk = ['a'.repeat(65), '<img src=x>', 'fe80::1%' + 'x'.repeat(70)];
+        const kept = ['203.0.113.7', '2001:db8::1', '::ffff:192.0.2.1', 'fe80::1%eth0'];
+        const sessionIds: string[] = [];
+        const tokenIds: string[] = [];
+        for (const address of [...junk, ...kept]) {
+          const session = randomUUID();
+          await sessions.insert({ id: session, userId: user.id, createdAt: at(1), expiresAt: at(50) });
+          await db.updateTable('sessions').set({ client_address: address }).where('id', '=', session).execute();
+          sessionIds.push(session);
+          const token = newToken(user.id);
+          await tokens.insert(token);
+          await db.updateTable('tokens').set({ last_used_ip: address }).where('id', '=', token.id).execute();
+          tokenIds.push(token.id);
+          await db
+            .insertInto('audit_events')
+            .values({ id: randomUUID(), type: 'login.failed', occurred_at: at(1), user_id: user.id, actor_type: 'anonymous', actor_id: null, subject_type: null, subject_id: null, client_address: address, user_agent: null, request_id: null, details: '{}' })
+            .execute();
+        }
+        // As the migrator calls it, twice (every start runs it until it is recorded).
+        for (let i = 0; i < 2; i++) await up0010(db as unknown as Kysely<unknown>);
+        const expected = [...junk.map(() => null), ...kept];
+        const sessionsNow = await db.selectFrom('sessions').select(['id', 'client_address']).where('id', 'in', sessionIds).execute();
+        expect(sessionIds.map((id) => sessionsNow.find((r) => r.id === id)?.client_address)).toEqual(expected);
+        const tokensNow = await db.selectFrom('tokens').select(['id', 'last_used_ip']).where('id', 'in', tokenIds).execute();
+        expect(tokenIds.map((id) => tokensNow.find((r) => r.id === id)?.last_used_ip)).toEqual(expected);
+        const auditNow = await db.selectFrom('audit_events').select('client_address').where('user_id', '=', user.id).orderBy('seq').execute();
+        expect(auditNow.map((r) => r.client_address)).toEqual(expected);
       });
 
       it('deleting a user cascades to sessions, apps and tokens and records a change', async () => {
