@@ -72,8 +72,18 @@ function post(target: URL, headers: Readonly<Record<string, string>>, body: stri
       request.destroy();
     }, timeoutMs);
     request.on('error', (error) => finish(null, reasonOf(error, timeoutMs, timedOut)));
+    // A 101 answer: nothing here speaks the protocol offered, so it is a failed attempt.
+    request.on('upgrade', (response, socket) => {
+      socket.destroy();
+      finish(response.statusCode ?? null, 'answered with a protocol switch');
+    });
     // The timer keeps bounding a body still arriving after the status, until the connection closes.
-    request.on('close', () => clearTimeout(timer));
+    // Every way an attempt can end closes the request, so closing settles one nothing else did
+    // (Node ends some answers, such as an unrequested 101, with neither an error nor a response).
+    request.on('close', () => {
+      clearTimeout(timer);
+      finish(null, timedOut ? reasonOf(null, timeoutMs, true) : 'connection closed without an answer');
+    });
     request.on('response', (response) => {
       finish(response.statusCode ?? null, null);
       let read = 0;

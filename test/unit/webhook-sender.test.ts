@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSender, USER_AGENT } from '../../src/webhooks/sender.js';
 
@@ -63,6 +63,25 @@ describe('webhook sender', () => {
     const rebound = createSender({ allowPrivate: false, timeoutMs: 300, resolve: async () => ['93.184.215.14', '127.0.0.1'] });
     expect(await send('/ok', rebound, 'hooks.example.com')).toMatchObject({ statusCode: null, error: expect.stringMatching(/^refused/) });
     expect(hits.length).toBe(before);
+  });
+
+  it.each([
+    ['an unrequested 101 Switching Protocols', 'HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n', { statusCode: 101, error: 'answered with a protocol switch' }],
+    ['a connection closed before any answer', '', { statusCode: null, error: 'connection reset' }],
+    ['an answer that is not HTTP', 'SSH-2.0-OpenSSH_9.2\r\n', { statusCode: null, error: expect.stringMatching(/^connection failed/) }],
+  ])('an attempt answered with %s ends as a failed attempt (a 101 left it pending for ever and wedged the worker)', async (_name, answer, expected) => {
+    const raw = createTcpServer((socket) => {
+      socket.once('data', () => socket.end(answer));
+      socket.on('error', () => {});
+    });
+    raw.listen(0, '127.0.0.1');
+    await once(raw, 'listening');
+    try {
+      const target = `http://127.0.0.1:${(raw.address() as AddressInfo).port}/hook`;
+      expect(await allowed(target, {}, '{}', signal())).toMatchObject(expected);
+    } finally {
+      raw.close();
+    }
   });
 
   it('reports a refused connection and an abort in words of its own', async () => {
