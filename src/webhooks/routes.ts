@@ -7,7 +7,7 @@ import { AUDIT_TYPES } from '../audit/events.js';
 import { DEFAULT_PAGE, MAX_PAGE } from '../lib/pages.js';
 import { MAX_WEBHOOK_URL_LENGTH } from './addresses.js';
 import { TEST_EVENT_TYPE } from './dispatcher.js';
-import { MAX_CURSOR_LENGTH, MAX_DESCRIPTION, MAX_ENDPOINTS_PER_USER, WEBHOOK_EVENT_TYPES, type WebhookService } from './service.js';
+import { MAX_CURSOR_LENGTH, MAX_DESCRIPTION, MAX_ENDPOINTS_PER_USER, MAX_PENDING_TESTS, WEBHOOK_EVENT_TYPES, type WebhookService } from './service.js';
 import { deliveryJson, endpointJson } from './json.js';
 
 const EventTypes = Type.Array(Type.Enum([...WEBHOOK_EVENT_TYPES]), {
@@ -196,9 +196,10 @@ export function webhookRoutes(app: Http, webhooks: WebhookService): void {
       operationId: 'sendWebhookTest',
       tags,
       summary: 'Send a test delivery to an endpoint',
-      description: `${USER_ONLY} Queues a \`${TEST_EVENT_TYPE}\` delivery, sent within seconds and retried like any other; follow it in the deliveries list.`,
+      description: `${USER_ONLY} Queues a \`${TEST_EVENT_TYPE}\` delivery, sent within seconds and retried like any other; follow it in the deliveries list. At most ${MAX_PENDING_TESTS} test deliveries per endpoint may be pending at once (409 \`conflict\` beyond).`,
       auth: {},
       params: IdParams,
+      problems: ['conflict'],
       success: { 202: { description: 'Queued.', schema: Type.Object({ delivery: DeliverySchema }, { additionalProperties: false }) } },
     }),
     handler: async (request, reply) => reply.code(202).send({ delivery: deliveryJson(await webhooks.test(owner(request), request.params.id)) }),

@@ -13,6 +13,11 @@ import type { Delivery, DeliveryPosition, OwnerFilter, WebhookEndpoint, WebhookS
 
 /** A user's endpoints are capped: each one multiplies the deliveries of every event of theirs. */
 export const MAX_ENDPOINTS_PER_USER = 10;
+/**
+ * Test deliveries waiting on one endpoint: each is retried for a day, so without a cap a user could
+ * queue them by the thousand against a receiver that never answers.
+ */
+export const MAX_PENDING_TESTS = 3;
 export const MAX_DESCRIPTION = 1000;
 /** Far longer than any cursor we hand out: a longer one is refused before it is decoded. */
 export const MAX_CURSOR_LENGTH = 128;
@@ -121,6 +126,9 @@ export class WebhookService {
   /** Queues a `webhook.test` delivery to the endpoint, due at once. */
   async test(owner: OwnerFilter, id: string): Promise<Delivery> {
     const endpoint = await this.get(owner, id);
+    if ((await this.store.pendingCount(endpoint.id, TEST_EVENT_TYPE)) >= MAX_PENDING_TESTS) {
+      throw conflict(`${MAX_PENDING_TESTS} test deliveries to this endpoint are still pending: wait until one succeeds or is given up.`);
+    }
     const now = this.clock.now();
     const createdAt = iso(now);
     const delivery = { id: randomUUID(), endpointId: endpoint.id, eventId: null, eventType: TEST_EVENT_TYPE, payload: testPayload(endpoint.id, now), createdAt };

@@ -177,6 +177,18 @@ export class WebhookStore {
     await insertDeliveries(this.db, [delivery]);
   }
 
+  /** How many deliveries of `eventType` to the endpoint are still pending. */
+  async pendingCount(endpointId: string, eventType: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('webhook_deliveries')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('endpoint_id', '=', endpointId)
+      .where('event_type', '=', eventType)
+      .where('status', '=', 'pending')
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
   /** Deliveries of an endpoint, newest first, after `after`, each with its attempts. */
   async listDeliveries(endpointId: string, limit: number, after?: DeliveryPosition): Promise<Delivery[]> {
     const rows = await this.db

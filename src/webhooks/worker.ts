@@ -14,8 +14,11 @@ export const RETRY_DELAYS_MS = [5 * SECOND, MINUTE, 5 * MINUTE, 30 * MINUTE, 2 *
 export const DELIVERY_WINDOW_MS = 24 * HOUR;
 /** Each wait is moved by up to this fraction either way, so failed deliveries do not retry in lockstep. */
 const JITTER = 0.2;
-/** Deliveries one process sends at once. */
-const CONCURRENCY = 8;
+/**
+ * Deliveries one process sends at once. Each endpoint has at most two in flight (queue.ts), so one
+ * user's ten endpoints, all slow, hold 20 of these and leave the rest for everyone else.
+ */
+const CONCURRENCY = 32;
 
 /**
  * When to try again after the `attempt`-th attempt (1 for the first) failed at `now`, or null when
@@ -70,23 +73,28 @@ export class DeliveryWorker {
     private readonly options: WorkerOptions,
   ) {}
 
-  /** Claims what free slots allow and starts sending it; does not wait for the sends. */
-  async tick(): Promise<void> {
+  /** Claims what free slots allow and starts sending it; does not wait for the sends. Returns how many it claimed. */
+  async tick(): Promise<number> {
     const free = (this.options.concurrency ?? CONCURRENCY) - this.inFlight.size;
-    if (this.stopping || free <= 0) return;
+    if (this.stopping || free <= 0) return 0;
     const now = this.clock.now();
     const leaseUntil = iso(now + 2 * this.options.timeoutMs + SECOND);
-    for (const delivery of await this.queue.claimDue(iso(now), leaseUntil, randomUUID(), free)) {
+    const claimed = await this.queue.claimDue(iso(now), leaseUntil, randomUUID(), free);
+    for (const delivery of claimed) {
       const controller = new AbortController();
       const done = this.attempt(delivery, controller.signal).finally(() => this.inFlight.delete(delivery.id));
       this.inFlight.set(delivery.id, { controller, done });
     }
+    return claimed.length;
   }
 
-  /** One round that waits for its sends (tests drive the worker with it). */
+  /** Rounds that wait for their sends, until one finds nothing due (tests drive the worker with it). */
   async runOnce(): Promise<void> {
-    await this.tick();
-    await Promise.all([...this.inFlight.values()].map((s) => s.done));
+    for (;;) {
+      const claimed = await this.tick();
+      await Promise.all([...this.inFlight.values()].map((s) => s.done));
+      if (claimed === 0) return;
+    }
   }
 
   /** Stops claiming, aborts the sends in flight and gives their deliveries back, unattempted. */

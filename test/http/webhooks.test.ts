@@ -200,4 +200,16 @@ describe('/api/webhooks', () => {
       expectProblem(await json(t, 'GET', `/api/webhooks/${endpoint.id}/deliveries${query}`, undefined, user.jwt), 400, 'validation_failed');
     }
   });
+
+  it('queued test deliveries without bound, each retried for a day, ahead of everyone else\'s: now 3 pending per endpoint, then 409', async () => {
+    const user = await signup(t);
+    const [endpoint, other] = [await created(user), await created(user)];
+    const test = (id: string) => json(t, 'POST', `/api/webhooks/${id}/test`, undefined, user.jwt);
+    for (let i = 0; i < 3; i++) expect((await test(endpoint.id)).statusCode).toBe(202);
+    const refused = expectProblem(await test(endpoint.id), 409, 'conflict');
+    expect(refused.detail).toMatch(/3 test deliveries/);
+    expect(((await json(t, 'GET', `/api/webhooks/${endpoint.id}/deliveries`, undefined, user.jwt)).json() as { deliveries: unknown[] }).deliveries).toHaveLength(3);
+    // The cap is the endpoint's: another endpoint of the same user still gets its test.
+    expect((await test(other.id)).statusCode).toBe(202);
+  });
 });

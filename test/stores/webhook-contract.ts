@@ -171,15 +171,44 @@ export function webhookStoreContract(name: string, harness: () => StoreHarness):
       await s.audit.record(Array.from({ length: 30 }, (_, i) => event('token.created', user.id, 30 + (i % 5))));
       expect(await s.queue.dispatch(8, () => [])).toBe(8);
       await drain();
-      // Drain the earlier tests' due deliveries, then add 30 of ours.
+      // Drain the earlier tests' due deliveries, then add 30 of ours over six endpoints.
       while ((await s.queue.claimDue(at(99), at(100), randomUUID(), 100)).length > 0);
+      const endpoints = [e, ...(await Promise.all(Array.from({ length: 5 }, () => add(endpoint(user.id, ['token.created'])))))];
       for (let i = 0; i < 30; i++) {
-        await s.webhooks.insertDelivery({ id: randomUUID(), endpointId: e.id, eventId: null, eventType: 'webhook.test', payload: '{}', createdAt: at(30) });
+        await s.webhooks.insertDelivery({ id: randomUUID(), endpointId: endpoints[i % 6]?.id ?? '', eventId: null, eventType: 'webhook.test', payload: '{}', createdAt: at(30) });
       }
       const claimed = await s.queue.claimDue(at(30), at(50), 'limited', 8);
       expect(claimed).toHaveLength(8);
       expect(new Set(claimed.map((c) => c.leaseToken))).toEqual(new Set(['limited']));
-      expect(await s.queue.claimDue(at(30), at(50), 'rest', 100)).toHaveLength(22);
+      // Two per endpoint: the four endpoints that hold two leases are passed over, the other two give two each.
+      expect(await s.queue.claimDue(at(30), at(50), 'rest', 100)).toHaveLength(4);
+    });
+
+    it('an endpoint has at most two deliveries in flight, whichever claim leased them: a backlog on a slow endpoint delayed every other endpoint', async () => {
+      const user = await insertUser(s.users);
+      while ((await s.queue.claimDue(at(99), at(100), randomUUID(), 100)).length > 0);
+      const slow = await add({ ...endpoint(user.id, ['token.created']), url: 'https://slow.example.com/x' });
+      const other = await add(endpoint(user.id, ['token.created']));
+      const insert = async (endpointId: string, createdAt: string) => {
+        const id = randomUUID();
+        await s.webhooks.insertDelivery({ id, endpointId, eventId: null, eventType: 'webhook.test', payload: '{}', createdAt });
+        return id;
+      };
+      // The slow endpoint's backlog is older than the other endpoint's one delivery.
+      for (let i = 0; i < 40; i++) await insert(slow.id, at(10));
+      const waiting = await insert(other.id, at(20));
+      const first = await s.queue.claimDue(at(30), at(60), 'first', 8);
+      expect(first.filter((c) => c.url === slow.url)).toHaveLength(2);
+      expect(first.map((c) => c.id)).toContain(waiting);
+      // Its two leases still hold: a later claim, here or on another instance, takes none of its backlog.
+      expect(await s.queue.claimDue(at(31), at(60), 'second', 8)).toEqual([]);
+      // One attempt ends: one more of its backlog may go.
+      const done = first.find((c) => c.url === slow.url);
+      expect(await s.queue.recordAttempt(done?.id ?? '', 'first', outcome({ statusCode: 204, status: 'succeeded', nextAttemptAt: null, attemptedAt: at(32) }))).toBe(true);
+      expect(await s.queue.claimDue(at(33), at(60), 'third', 8)).toHaveLength(1);
+      // Once the leases lapse (the workers died), the backlog is claimable again, two at a time.
+      const fourth = await s.queue.claimDue(at(61), at(90), 'fourth', 8);
+      expect(fourth.filter((c) => c.url === slow.url)).toHaveLength(2);
     });
 
     it('pages deliveries newest first and prunes finished ones older than a time', async () => {
