@@ -24,6 +24,7 @@ for (const [net, prefix] of [
   ['100.64.0.0', 10], // carrier-grade NAT
   ['127.0.0.0', 8], // loopback
   ['169.254.0.0', 16], // link-local, cloud metadata
+  ['168.63.129.16', 32], // Azure's platform host (WireServer): reachable only from inside Azure, a metadata service
   ['172.16.0.0', 12], // private
   ['192.0.0.0', 24], // IETF protocol assignments
   ['192.0.2.0', 24], // documentation
@@ -132,6 +133,7 @@ async function resolveWithin(resolve: Resolve, host: string, ms: number): Promis
 
 const refuse = (message: string) => validationFailed([{ field: 'url', message }]);
 const REFUSED_TARGET = 'must not point to a loopback, private, link-local or reserved address';
+const UNRESOLVED_OR_REFUSED = 'must be a host name that resolves, only to public addresses';
 
 export interface CheckUrlOptions {
   /** WEBHOOK_ALLOW_PRIVATE: skip the address policy (a host name must still resolve). */
@@ -155,6 +157,10 @@ export async function checkWebhookUrl(raw: string, options: CheckUrlOptions): Pr
     throw refuse('must be an absolute http or https URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refuse('must use http or https');
+  // The stored form is the serialised one, which percent-encoding can make much longer than the input.
+  if (url.href.length > MAX_WEBHOOK_URL_LENGTH) throw refuse(`must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`);
+  // Node's client reads port 0 as "the default port": the URL would not say where deliveries go.
+  if (url.port === '0') throw refuse('must not use port 0');
   // Credentials in a URL end up in logs and delivery listings; a receiver authenticates by signature.
   if (url.username !== '' || url.password !== '') throw refuse('must not contain a user name or password');
   // `#` cannot appear unencoded anywhere in a serialised URL except before a fragment, even an empty one.
@@ -166,8 +172,10 @@ export async function checkWebhookUrl(raw: string, options: CheckUrlOptions): Pr
   }
   if (!options.allowPrivate && isLocalName(url.hostname)) throw refuse(REFUSED_TARGET);
   const addresses = await resolveWithin(options.resolve ?? systemResolve, url.hostname, options.timeoutMs ?? RESOLVE_TIMEOUT_MS);
-  if (addresses === null || addresses.length === 0) throw refuse('host name does not resolve');
-  if (!options.allowPrivate && addresses.some(isRefusedAddress)) throw refuse(REFUSED_TARGET);
+  // One answer for a name that does not resolve and one that resolves inward: two would tell a user
+  // which of the operator's internal names exist.
+  if (addresses === null || addresses.length === 0) throw refuse(options.allowPrivate ? 'host name does not resolve' : UNRESOLVED_OR_REFUSED);
+  if (!options.allowPrivate && addresses.some(isRefusedAddress)) throw refuse(UNRESOLVED_OR_REFUSED);
   return url;
 }
 

@@ -49,13 +49,13 @@ describe('isRefusedAddress', () => {
     '192.0.2.1', '198.51.100.7', '203.0.113.9', '198.18.0.1', '192.0.0.8',
     '::1', '::', 'fe80::1', 'febf::1', 'fc00::1', 'fd12:3456::1', 'ff02::1', 'fec0::1', '100::1', '2001:db8::1', '2001::1', '3fff::1',
     '::ffff:127.0.0.1', '::FFFF:7F00:1', '::ffff:a00:1', '::127.0.0.1', '::a9fe:a9fe', '64:ff9b::a00:1', '64:ff9b::127.0.0.1',
-    '2002:a00:1::', '2002:7f00:1::1', '2002:a9fe:a9fe::', 'fe80::1%eth0',
+    '2002:a00:1::', '2002:7f00:1::1', '2002:a9fe:a9fe::', 'fe80::1%eth0', '168.63.129.16',
     '', 'example.com', '127.0.0.1/8', '1.2.3',
   ])('refuses %j', (ip) => {
     expect(isRefusedAddress(ip)).toBe(true);
   });
 
-  it.each([PUBLIC_V4, '8.8.8.8', '1.1.1.1', '100.63.255.255', '100.128.0.0', '172.15.255.255', '172.32.0.0', '169.253.0.1', '223.255.255.255',
+  it.each([PUBLIC_V4, '8.8.8.8', '1.1.1.1', '168.63.129.15', '168.63.129.17', '100.63.255.255', '100.128.0.0', '172.15.255.255', '172.32.0.0', '169.253.0.1', '223.255.255.255',
     PUBLIC_V6, '2a00:1450:4001::200e', '::ffff:8.8.8.8', '::ffff:808:808', '64:ff9b::808:808', '2002:808:808::1',
   ])('allows public %j', (ip) => {
     expect(isRefusedAddress(ip)).toBe(false);
@@ -69,9 +69,29 @@ describe('checkWebhookUrl', () => {
     'http://0.0.0.0/', 'http://0/', 'http://169.254.169.254/latest/meta-data/', 'https://100.64.0.1/', 'http://10.0.0.1/',
     'http://[64:ff9b::a00:1]/', 'http://[2002:a00:1::]/', 'http://[::]/', 'http://255.255.255.255/', 'http://224.0.0.1/',
     'http://localhost/', 'http://localhost./', 'http://LOCALHOST:3000/', 'http://foo.localhost/', 'http://a.b.LocalHost./',
-    'https://inward.example.com/', 'https://metadata.example.com/', 'https://mapped.example.com/',
+    'http://168.63.129.16/machine?comp=goalstate', 'http://[::ffff:168.63.129.16]/',
   ])('refuses %s as an inward target', async (raw) => {
     expect(await refusal(raw)).toMatch(/loopback, private, link-local or reserved/);
+  });
+
+  it('answered a name that resolves inward apart from one that does not resolve (an oracle of internal names): now alike', async () => {
+    const answers = new Set<string | null>();
+    for (const raw of ['https://inward.example.com/', 'https://metadata.example.com/', 'https://mapped.example.com/', 'https://unknown.example.com/', 'https://nothing.example.com/']) {
+      answers.add(await refusal(raw));
+    }
+    expect([...answers]).toEqual(['must be a host name that resolves, only to public addresses']);
+  });
+
+  it('checked the length of the URL as typed, not as stored: percent-encoding made a 326-character URL 2,726', async () => {
+    const typed = 'https://hooks.example.com/' + '\u20ac'.repeat(300);
+    expect(typed.length).toBeLessThan(2048);
+    expect(await refusal(typed)).toBe('must be at most 2048 characters');
+    expect(await refusal('https://hooks.example.com/' + ' '.repeat(700) + 'x')).toBe('must be at most 2048 characters');
+  });
+
+  it('refuses port 0, which the client would read as the default port', async () => {
+    expect(await refusal('http://hooks.example.com:0/')).toBe('must not use port 0');
+    expect(await refusal(`http://${PUBLIC_V4}:0/`)).toBe('must not use port 0');
   });
 
   it.each([
@@ -120,12 +140,12 @@ describe('checkWebhookUrl', () => {
   });
 
   it('refuses a name that does not resolve, resolves to nothing, or does not answer in time', async () => {
-    expect(await refusal('https://unknown.example.com/')).toBe('host name does not resolve');
-    expect(await refusal('https://nothing.example.com/')).toBe('host name does not resolve');
+    expect(await refusal('https://unknown.example.com/')).toBe('must be a host name that resolves, only to public addresses');
+    expect(await refusal('https://nothing.example.com/')).toBe('must be a host name that resolves, only to public addresses');
     const never: Resolve = () => new Promise(() => undefined);
     await expect(checkWebhookUrl('https://slow.example.com/', { allowPrivate: false, resolve: never, timeoutMs: 20 })).rejects.toMatchObject({
       code: 'validation_failed',
-      errors: [{ field: 'url', message: 'host name does not resolve' }],
+      errors: [{ field: 'url', message: 'must be a host name that resolves, only to public addresses' }],
     });
   });
 
