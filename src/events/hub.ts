@@ -69,7 +69,8 @@ export class EventHub {
       if (lastEventId === null) stream.live(this.position, opening(this.position));
       else stream.live(...(await this.resume(lastEventId)));
     } catch (error) {
-      stream.cut();
+      // Its slot is freed and the response left alone, so the client gets the error's problem body.
+      stream.abandon();
       throw error;
     }
     return stream;

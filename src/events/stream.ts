@@ -80,6 +80,12 @@ export class EventStream {
     this.onClose();
   }
 
+  /** Gives up a stream that never started (its replay could not be read): the response stays, for the error. */
+  abandon(): void {
+    this.ended = true;
+    this.readable.destroy();
+  }
+
   /** Disconnects at once, dropping whatever is queued. */
   cut(): void {
     this.ended = true;

@@ -36,12 +36,14 @@ function decodeOnce(text: string): string {
  * every token shape redacted. Percent-encoding can hide a token from the pattern (`%72z_…`,
  * `rz%5F…`, `eyJ…%2E…`), so text with escapes is decoded, up to a few times over; if the decoded
  * text holds a token shape, the decoded text is returned with it redacted, otherwise the text as
- * it came.
+ * it came. Text still encoded after that is replaced whole: no client encodes a URL five times
+ * over except to hide something.
  */
 export function redactSecrets(text: string): string {
   if (!PERCENT_ESCAPE.test(text)) return redactShapes(text);
   let decoded = text;
   for (let i = 0; i < MAX_DECODES && PERCENT_ESCAPE.test(decoded); i++) decoded = decodeOnce(decoded);
+  if (PERCENT_ESCAPE.test(decoded)) return REDACTED;
   const redacted = redactShapes(decoded);
   return redacted === decoded ? redactShapes(text) : redacted;
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import { connect } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { recordChange } from '../../src/changes/store.js';
@@ -6,7 +7,7 @@ import { iso } from '../../src/clock.js';
 import { bearer, createApiToken, expectProblem, json, signup } from '../helpers/api.js';
 import { type EventReader, openEvents } from '../helpers/event-stream.js';
 import { createService } from '../helpers/platform.js';
-import { type RealServer, startRealServer } from '../helpers/real-server.js';
+import { type RealServer, rawRequest, startRealServer } from '../helpers/real-server.js';
 
 /**
  * Security family 11, the event stream: hostile Last-Event-ID values, clients that never read,
@@ -34,6 +35,22 @@ describe('GET /api/events under attack', () => {
     readers.push(reader);
     return reader;
   };
+
+  it('a resume whose replay cannot be read (the store failing) cut the connection: now a problem body, and the slot is freed', async () => {
+    const db = server.services.database.db;
+    await sql`alter table changes rename to changes_away`.execute(db);
+    try {
+      // Over a connection of its own, closed after the answer, so no later test reuses it.
+      const refused = await rawRequest(server.port, `GET /api/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${service.token}\r\nLast-Event-ID: 1`);
+      expect(refused.status).toBe(500);
+      expect(JSON.parse(refused.body)).toMatchObject({ status: 500, code: 'internal' });
+      expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(refused.body).not.toMatch(/changes|SQL|no such table/i);
+    } finally {
+      await sql`alter table changes_away rename to changes`.execute(db);
+    }
+    expect(server.services.events.size).toBe(0);
+  });
 
   describe('hostile Last-Event-ID values', () => {
     it.each([

@@ -26,6 +26,15 @@ describe('redactSecrets', () => {
     for (const secret of [api, app, jwt, 'c2VjcmV0c2VjcmV0']) expect(out).not.toContain(secret.slice(-10));
   });
 
+  it('logged a token encoded five times over as it came: text still encoded after four rounds is replaced whole', () => {
+    let hidden = `rz%5F${api.slice(3)}`;
+    for (let i = 0; i < 4; i++) hidden = hidden.replaceAll('%', '%25');
+    const out = redactSecrets(`/api/x/${hidden}`);
+    expect(out).toBe('[REDACTED]');
+    // Positive control: four levels are decoded and only the token is redacted.
+    expect(redactSecrets(`/api/x/${hidden.replaceAll('%25', '%').replace('%5F', '%255F')}`)).toMatch(/^\/api\/x\/\[REDACTED\]$/);
+  });
+
   it('leaves text without a token as it is, escapes included', () => {
     for (const text of ['/api/me', '/api/apps?name=Space%20Invaders', '/x?a=%zz&b=%', 'rz_short']) expect(redactSecrets(text)).toBe(text);
   });
