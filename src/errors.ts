@@ -80,7 +80,7 @@ export const PROBLEMS = {
     title: 'Unsupported media type',
     detail: 'Send the body as JSON with Content-Type: application/json.',
     explanation:
-      'A request with a body must send `Content-Type: application/json` (a `charset=utf-8` parameter is allowed). Forms, `text/plain` and other types are refused.',
+      'A request with a body must send `Content-Type: application/json` (parameters are allowed; a charset must be UTF-8). Forms, `text/plain` and other types are refused.',
   },
   rate_limited: {
     status: 429,

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { redactSecrets } from '../lib/redact.js';
 import { addBodyParser, badBody, FORBIDDEN_KEYS } from './json-body.js';
+import { registerProblemHandler } from './problem.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
-const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
 
 function decode(text: string): string {
   try {
@@ -49,5 +49,6 @@ export function parseFormBody(body: Buffer): Record<string, string> {
  * introspection, whose clients send forms): every other route keeps answering forms with 415.
  */
 export function registerFormBodyParser(app: FastifyInstance): void {
-  addBodyParser(app, 'application/x-www-form-urlencoded', FORM_TYPE, parseFormBody);
+  addBodyParser(app, 'application/x-www-form-urlencoded', parseFormBody);
+  registerProblemHandler(app, { mediaTypes: 'Send the body as a form (application/x-www-form-urlencoded) or as JSON (application/json).' });
 }

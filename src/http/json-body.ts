@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { ProblemError, validationFailed } from '../errors.js';
 import { redactSecrets } from '../lib/redact.js';
 import { countHeader } from './framing.js';
+import { isMediaType } from './media-type.js';
 
 export const BODY_LIMIT = 16 * 1024;
 const MAX_DEPTH = 32;
@@ -76,17 +77,15 @@ export function parseJsonBody(body: Buffer): unknown {
   return value;
 }
 
-const JSON_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
-
 /**
- * A parser for one media type: at most {@link BODY_LIMIT} bytes, one Content-Type matching
- * `accepted` exactly (media types are case-insensitive; any charset other than UTF-8 is refused),
- * and no content coding.
+ * A parser for one media type: at most {@link BODY_LIMIT} bytes, one Content-Type that is
+ * `mediaType` (case-insensitive, any parameters; a charset other than UTF-8 is refused), and no
+ * content coding.
  */
-export function addBodyParser(app: FastifyInstance, mediaType: string, accepted: RegExp, parse: (body: Buffer) => unknown): void {
+export function addBodyParser(app: FastifyInstance, mediaType: string, parse: (body: Buffer) => unknown): void {
   app.addContentTypeParser(mediaType, { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (request, body, done) => {
     // Two Content-Type headers: Node reads the first, a proxy in front may have checked the last.
-    if (countHeader(request.raw.rawHeaders, 'content-type') > 1 || !accepted.test(request.headers['content-type'] ?? '')) {
+    if (countHeader(request.raw.rawHeaders, 'content-type') > 1 || !isMediaType(request.headers['content-type'] ?? '', mediaType)) {
       done(new ProblemError('unsupported_media_type'), undefined);
       return;
     }
@@ -111,5 +110,5 @@ export function addBodyParser(app: FastifyInstance, mediaType: string, accepted:
  */
 export function registerJsonBodyParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  addBodyParser(app, 'application/json', JSON_TYPE, parseJsonBody);
+  addBodyParser(app, 'application/json', parseJsonBody);
 }

@@ -139,10 +139,16 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, proble
     .send(problemBody(problem, request.id));
 }
 
-/** The one place where errors become responses. */
-export function registerProblemHandler(app: FastifyInstance): void {
+/**
+ * The one place where errors become responses. A context whose routes take other bodies than JSON
+ * (forms) says so in its `415` detail.
+ */
+export function registerProblemHandler(app: FastifyInstance, options: { readonly mediaTypes?: string } = {}): void {
   app.setErrorHandler((error, request, reply) => {
-    const problem = toProblem(error);
+    let problem = toProblem(error);
+    if (options.mediaTypes && problem.code === 'unsupported_media_type' && problem.detail === PROBLEMS.unsupported_media_type.detail) {
+      problem = new ProblemError('unsupported_media_type', { detail: options.mediaTypes });
+    }
     if (problem.status >= 500) request.log.error({ err: error }, problem.code === 'unavailable' ? 'store unavailable' : 'request failed');
     return sendProblem(request, reply, problem);
   });

@@ -201,9 +201,12 @@ describe('POST /api/introspect', () => {
       });
       expectProblem(latin1, 400, 'validation_failed');
       expectProblem(await send(`token=${'a'.repeat(17_000)}`), 413, 'payload_too_large');
-      expectProblem(await send('token=a', 'text/plain'), 415, 'unsupported_media_type');
+      // The detail named JSON only, on the one route that takes forms.
+      expect(expectProblem(await send('token=a', 'text/plain'), 415, 'unsupported_media_type').detail).toMatch(/form.*JSON/);
       expectProblem(await send('token=a', 'application/x-www-form-urlencoded; charset=latin1'), 415, 'unsupported_media_type');
       expectProblem(await send('token=a', 'multipart/form-data; boundary=x'), 415, 'unsupported_media_type');
+      // Parameters besides a UTF-8 charset are allowed, as for JSON.
+      expect((await send('token=a', 'application/x-www-form-urlencoded;charset=utf-8;foo=bar')).json()).toEqual({ active: false });
     });
 
     it('JSON bodies follow the JSON rules: unknown fields and a missing token are 400', async () => {

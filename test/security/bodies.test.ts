@@ -146,6 +146,11 @@ describe('hostile request bodies', () => {
       ['application/ld+json', 'application/ld+json', null],
       ['application/jsonx', 'application/jsonx', null],
       ['XML', 'application/xml', '<name>x</name>'],
+      ['two charsets, one not UTF-8', 'application/json; charset=utf-8; charset=latin1', null],
+      ['a quoted charset that is not UTF-8', 'application/json; charset="utf-8x"', null],
+      ['a malformed parameter', 'application/json; =utf-8', null],
+      ['junk after the type', 'application/json junk', null],
+      ['an unterminated quoted value', 'application/json; a="b', null],
     ];
 
     it.each(onEach(REFUSED))('%s, %s: 415', async (url, _what, type, payload) => {
@@ -186,7 +191,19 @@ describe('hostile request bodies', () => {
       expect(res.statusCode, res.body).toBe(201);
     });
 
-    const ACCEPTED = ['application/json', 'application/json; charset=utf-8', 'application/json;charset=UTF-8', 'APPLICATION/JSON', 'Application/Json; Charset="utf-8"'];
+    const ACCEPTED = [
+      'application/json',
+      'application/json; charset=utf-8',
+      'application/json;charset=UTF-8',
+      'APPLICATION/JSON',
+      'Application/Json; Charset="utf-8"',
+      // Parameters other than charset were 415, though the contract allows parameters.
+      'application/json;charset=UTF-8;x=y',
+      'application/json; version=1',
+      'application/json; profile="https://example.com/p;q"',
+      'application/json;',
+      'application/json ; charset=utf-8 ',
+    ];
     it.each(ACCEPTED)('%s is accepted', async (type) => {
       const res = await post('/api/tokens', '{"name":"typed"}', type);
       expect(res.statusCode, res.body).toBe(201);
