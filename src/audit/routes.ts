@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf } from '../api/route.js';
 import { Timestamp, Uuid } from '../api/schemas.js';
-import { MAX_USER_AGENT } from '../api/context.js';
+import { MAX_USER_AGENT } from '../lib/user-agent.js';
 import { AUDIT_TYPES } from './events.js';
 import { DEFAULT_PAGE, MAX_PAGE } from '../lib/pages.js';
 import { type AuditLog, MAX_CURSOR_LENGTH } from './service.js';
@@ -72,7 +72,7 @@ export const AuditEventSchema = Type.Object(
       Type.Null(),
     ]),
     ip: Type.Union([Type.String({ maxLength: 64, description: 'The client address, as rate limits see it (TRUST_PROXY).' }), Type.Null()]),
-    user_agent: Type.Union([Type.String({ maxLength: MAX_USER_AGENT, description: 'Control characters removed, cut to 256 characters.' }), Type.Null()]),
+    user_agent: Type.Union([Type.String({ maxLength: MAX_USER_AGENT, description: 'Read as UTF-8, token shapes redacted, control characters removed, cut to 256 characters.' }), Type.Null()]),
     request_id: NullableId,
     details: Details,
   },

@@ -4,7 +4,7 @@ import type { AuditStore } from '../audit/store.js';
 import type { ChangeFeed } from '../changes/feed.js';
 import { type Clock, iso } from '../clock.js';
 import { ProblemError } from '../errors.js';
-import { printable } from '../lib/text.js';
+import { cleanUserAgent } from '../lib/user-agent.js';
 import type { SessionStore } from '../sessions/store.js';
 import type { PasswordHasher } from '../users/hasher.js';
 import { MAX_PASSWORD_BYTES, normalizePassword } from '../users/password-policy.js';
@@ -25,9 +25,6 @@ export interface ClientInfo {
   readonly address: string;
   readonly userAgent: string | undefined;
 }
-
-/** Enough for any real browser's User-Agent; longer ones are cut. */
-export const MAX_USER_AGENT = 256;
 
 const invalidCredentials = () => new ProblemError('invalid_credentials');
 
@@ -108,7 +105,7 @@ export class AccountService {
     const now = this.deps.clock.now();
     const sessionId = randomUUID();
     const { token, expiresAt } = await this.deps.userTokens.issue(user.id, sessionId, now);
-    const userAgent = printable(client.userAgent ?? '', MAX_USER_AGENT) || null;
+    const userAgent = cleanUserAgent(client.userAgent);
     const session = { id: sessionId, userId: user.id, createdAt: iso(now), expiresAt: iso(expiresAt), clientAddress: client.address || null, userAgent };
     if (login === undefined) {
       await this.deps.sessions.insert(session);

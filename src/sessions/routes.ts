@@ -3,7 +3,7 @@ import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf } from '../api/route.js';
 import { IdParams, NullableTimestamp, Timestamp, Uuid } from '../api/schemas.js';
-import { MAX_USER_AGENT } from '../auth/service.js';
+import { MAX_USER_AGENT } from '../lib/user-agent.js';
 import type { AccountSecurity, SessionView } from './service.js';
 
 /** What a password field accepts: the policy (checked by the service) bounds it far below this. */

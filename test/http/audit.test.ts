@@ -129,9 +129,34 @@ describe('GET /api/audit', () => {
   it('records a user agent without control characters, cut to 256 characters; none when nothing is left', async () => {
     const user = await signup(t);
     await send('POST', '/api/tokens', { name: 'agent' }, user.jwt, `evil\u001b[31m\u0007agent ${'x'.repeat(400)}`);
-    expect((await newest(user, 'token.created'))?.user_agent).toBe(`evil[31magent ${'x'.repeat(242)}`);
+    expect((await newest(user, 'token.created'))?.user_agent).toBe(`evil[31magent ${'x'.repeat(241)}\u2026`);
     await send('POST', '/api/tokens', { name: 'no agent' }, user.jwt, '\u0001\u0002 ');
     expect((await newest(user, 'token.created'))?.user_agent).toBeNull();
+  });
+
+  it('stored a UTF-8 user agent as the Latin-1 reading of its bytes (mojibake): now decoded, in the audit log and the sessions alike', async () => {
+    const user = await signup(t);
+    const agent = 'Caf\u00e9Client/2.0 (\u65e5\u672c; \ud83d\ude80)';
+    // What Node hands over for these bytes on the wire: one character per byte.
+    const onTheWire = Buffer.from(agent, 'utf8').toString('latin1');
+    await send('POST', '/api/tokens', { name: 'utf-8 agent' }, user.jwt, onTheWire);
+    expect((await newest(user, 'token.created'))?.user_agent).toBe(agent);
+    const login = await t.inject({ method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/json', 'user-agent': onTheWire }, payload: { email: user.email, password: PASSWORD } });
+    const sessions = await json(t, 'GET', '/api/auth/sessions', undefined, login.json().token);
+    expect(sessions.json().sessions.find((s: { current: boolean }) => s.current)?.user_agent).toBe(agent);
+    // Bytes that are not UTF-8 are kept as they came; a sequence cut by the length cap is dropped.
+    await send('POST', '/api/tokens', { name: 'latin-1 agent' }, user.jwt, 'Caf\u00e9');
+    expect((await newest(user, 'token.created'))?.user_agent).toBe('Caf\u00e9');
+    await send('POST', '/api/tokens', { name: 'cut agent' }, user.jwt, 'y'.repeat(1023) + Buffer.from('\u00e9', 'utf8').toString('latin1'));
+    expect((await newest(user, 'token.created'))?.user_agent).toBe(`${'y'.repeat(255)}\u2026`);
+  });
+
+  it('stored a token written into the user agent as it came: now redacted', async () => {
+    const user = await signup(t);
+    const { token } = await createApiToken(t, user.jwt);
+    await send('POST', '/api/tokens', { name: 'leaky agent' }, user.jwt, `curl/8.0 (key ${token})`);
+    const agent = (await newest(user, 'token.created'))?.user_agent;
+    expect(agent).toBe('curl/8.0 (key [REDACTED])');
   });
 
   it('shows each user only their own events', async () => {

@@ -1,0 +1,39 @@
+import { redactShapes } from './redact.js';
+import { printable } from './text.js';
+
+/** What of a user agent is kept (sessions, the audit log): enough to recognise a client, bounded. */
+export const MAX_USER_AGENT = 256;
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const LATIN1_HIGH = /[\u0080-\u00ff]/;
+const BEYOND_LATIN1 = /[^\u0000-\u00ff]/;
+
+/**
+ * Node reads header bytes as Latin-1, so a UTF-8 user agent arrives as mojibake: its bytes are
+ * decoded again as UTF-8 when they are UTF-8, and kept as they came otherwise. When the length cap
+ * `cut` the value, up to three last bytes may be a sequence it split: those are dropped.
+ */
+function fromHeaderBytes(value: string, cut: boolean): string {
+  if (!LATIN1_HIGH.test(value) || BEYOND_LATIN1.test(value)) return value;
+  const bytes = Buffer.from(value, 'latin1');
+  for (let drop = 0; drop <= (cut ? 3 : 0) && drop < bytes.length; drop++) {
+    try {
+      return utf8.decode(bytes.subarray(0, bytes.length - drop));
+    } catch {
+      // Not UTF-8 up to here.
+    }
+  }
+  return value;
+}
+
+/**
+ * A User-Agent as recorded and shown back: decoded, token shapes redacted (a client that puts a
+ * token there must not have it stored), controls and bidirectional overrides removed, at most
+ * {@link MAX_USER_AGENT} code points; null when absent or empty. The header is cut to a bounded
+ * prefix first, so the work does not grow with what was sent.
+ */
+export function cleanUserAgent(value: string | undefined): string | null {
+  if (value === undefined) return null;
+  const prefix = value.slice(0, 4 * MAX_USER_AGENT);
+  return printable(redactShapes(fromHeaderBytes(prefix, prefix.length < value.length)), MAX_USER_AGENT) || null;
+}
