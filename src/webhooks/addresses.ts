@@ -1,6 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { validationFailed } from '../errors.js';
+import { inLookupSlot } from './lookup-slots.js';
 
 /**
  * Where webhooks may be sent. Unless private targets are allowed (WEBHOOK_ALLOW_PRIVATE), an
@@ -117,16 +118,18 @@ const systemResolve: Resolve = (host) =>
     });
   });
 
-/** The addresses of `host`, or null when it does not resolve within the timeout. */
+/** The addresses of `host`, or null when it does not resolve within the timeout (waiting for a lookup slot included). */
 async function resolveWithin(resolve: Resolve, host: string, ms: number): Promise<string[] | null> {
   let timer: NodeJS.Timeout | undefined;
+  let waiting = true;
   const timeout = new Promise<null>((done) => {
     timer = setTimeout(() => done(null), ms);
     timer.unref();
   });
   try {
-    return await Promise.race([resolve(host).catch(() => null), timeout]);
+    return await Promise.race([inLookupSlot(() => resolve(host), () => waiting).catch(() => null), timeout]);
   } finally {
+    waiting = false;
     clearTimeout(timer);
   }
 }
@@ -212,9 +215,9 @@ function systemLookupAll(host: string, options: LookupOptions): Promise<LookupAd
  */
 export function guardedLookup(allowPrivate: boolean, resolve?: Resolve): LookupFunction {
   const lookupAll = async (host: string, options: LookupOptions): Promise<LookupAddress[]> => {
-    if (!resolve) return systemLookupAll(host, options);
+    if (!resolve) return inLookupSlot(() => systemLookupAll(host, options));
     const family = wantedFamily(options);
-    const all = (await resolve(host)).map((address) => ({ address, family: familyOf(address) }));
+    const all = (await inLookupSlot(() => resolve(host))).map((address) => ({ address, family: familyOf(address) }));
     return all.filter((a) => family === 0 || a.family === family);
   };
   return (host, options, callback) => {

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { ProblemError } from '../../src/errors.js';
 import { checkWebhookUrl, guardedLookup, isRefusedAddress, RefusedAddressError, type Resolve } from '../../src/webhooks/addresses.js';
+import { lookupsRunning, MAX_LOOKUPS } from '../../src/webhooks/lookup-slots.js';
 
 const PUBLIC_V4 = '93.184.215.14';
 const PUBLIC_V6 = '2606:2800:21f:cb07:6820:80da:af6b:8b2c';
@@ -142,11 +143,47 @@ describe('checkWebhookUrl', () => {
   it('refuses a name that does not resolve, resolves to nothing, or does not answer in time', async () => {
     expect(await refusal('https://unknown.example.com/')).toBe('must be a host name that resolves, only to public addresses');
     expect(await refusal('https://nothing.example.com/')).toBe('must be a host name that resolves, only to public addresses');
-    const never: Resolve = () => new Promise(() => undefined);
-    await expect(checkWebhookUrl('https://slow.example.com/', { allowPrivate: false, resolve: never, timeoutMs: 20 })).rejects.toMatchObject({
+    // Answers only after the registration gave up (it would hold a lookup slot until then).
+    let answer = () => {};
+    const late: Resolve = () => new Promise((resolve) => (answer = () => resolve([PUBLIC_V4])));
+    await expect(checkWebhookUrl('https://slow.example.com/', { allowPrivate: false, resolve: late, timeoutMs: 20 })).rejects.toMatchObject({
       code: 'validation_failed',
       errors: [{ field: 'url', message: 'must be a host name that resolves, only to public addresses' }],
     });
+    answer();
+  });
+
+  it('ran a lookup for every registration at once, each holding a thread of the pool argon2 needs while its DNS never answered: now two at most', async () => {
+    const UNRESOLVED = 'must be a host name that resolves, only to public addresses';
+    let inFlight = 0;
+    let most = 0;
+    const hung: Array<() => void> = [];
+    const neverAnswers: Resolve = () => {
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      return new Promise((resolve) =>
+        hung.push(() => {
+          inFlight -= 1;
+          resolve([PUBLIC_V4]);
+        }),
+      );
+    };
+    const attempt = (host: string, resolve: Resolve, timeoutMs: number) =>
+      checkWebhookUrl(`https://${host}/`, { allowPrivate: false, resolve, timeoutMs }).then(
+        () => null,
+        (error: ProblemError) => error.errors?.[0]?.message,
+      );
+    const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => attempt(`h${i}.example.com`, neverAnswers, 50)));
+    expect(answers).toEqual(Array(6).fill(UNRESOLVED));
+    expect(most).toBe(MAX_LOOKUPS);
+    // The two lookups still hold their slots after their callers gave up: the next caller waits, and times out.
+    expect(await attempt('later.example.com', neverAnswers, 50)).toBe(UNRESOLVED);
+    expect(most).toBe(MAX_LOOKUPS);
+    // They end: the waiters that gave up are skipped, and a new registration resolves at once.
+    for (const answer of hung.splice(0)) answer();
+    expect(await attempt('hooks.example.com', dns, 1000)).toBeNull();
+    expect(hung).toHaveLength(0);
+    expect(lookupsRunning()).toBe(0);
   });
 
   it('does not resolve a URL refused by its form or an IP literal', async () => {
