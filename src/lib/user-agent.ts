@@ -1,5 +1,5 @@
 import { redactShapes } from './redact.js';
-import { printable } from './text.js';
+import { clip, printable } from './text.js';
 
 /** What of a user agent is kept (sessions, the audit log): enough to recognise a client, bounded. */
 export const MAX_USER_AGENT = 256;
@@ -35,5 +35,8 @@ function fromHeaderBytes(value: string, cut: boolean): string {
 export function cleanUserAgent(value: string | undefined): string | null {
   if (value === undefined) return null;
   const prefix = value.slice(0, 4 * MAX_USER_AGENT);
-  return printable(redactShapes(fromHeaderBytes(prefix, prefix.length < value.length)), MAX_USER_AGENT) || null;
+  // Controls go before the redaction: removed after it, one inside a token would join its halves
+  // into a whole token that the redaction had not seen.
+  const visible = printable(fromHeaderBytes(prefix, prefix.length < value.length), prefix.length);
+  return clip(redactShapes(visible), MAX_USER_AGENT) || null;
 }

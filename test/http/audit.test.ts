@@ -157,6 +157,9 @@ describe('GET /api/audit', () => {
     await send('POST', '/api/tokens', { name: 'leaky agent' }, user.jwt, `curl/8.0 (key ${token})`);
     const agent = (await newest(user, 'token.created'))?.user_agent;
     expect(agent).toBe('curl/8.0 (key [REDACTED])');
+    // A control character inside the token hid it from the redaction, and its removal then joined the halves.
+    await send('POST', '/api/tokens', { name: 'split agent' }, user.jwt, `curl/8.0 (key ${token.slice(0, 6)}\u0000${token.slice(6)})`);
+    expect((await newest(user, 'token.created'))?.user_agent).toBe('curl/8.0 (key [REDACTED])');
   });
 
   it('shows each user only their own events', async () => {
