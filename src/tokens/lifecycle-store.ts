@@ -27,6 +27,15 @@ type Db = Kysely<Tables> | Transaction<Tables>;
 const activeAt = (now: string) => (eb: ExpressionBuilder<Tables, 'tokens'>) =>
   eb.and([eb('tokens.revoked_at', 'is', null), eb.or([eb('tokens.expires_at', 'is', null), eb('tokens.expires_at', '>', now)])]);
 
+/** The row of `token`, still with the scopes and allow-list it was read with. */
+const unchanged = (token: TokenRecord) => (eb: ExpressionBuilder<Tables, 'tokens'>) =>
+  eb.and([
+    eb('tokens.id', '=', token.id),
+    eb('tokens.user_id', '=', token.userId),
+    eb('tokens.scopes', '=', JSON.stringify(token.scopes)),
+    token.allowedCidrs === null ? eb('tokens.allowed_cidrs', 'is', null) : eb('tokens.allowed_cidrs', '=', JSON.stringify(token.allowedCidrs)),
+  ]);
+
 /** SQL for the token lifecycle: detail, narrowing, rotation, app token lists and the sweeps. */
 export class TokenLifecycleStore {
   constructor(private readonly db: Kysely<Tables>) {}
@@ -60,12 +69,7 @@ export class TokenLifecycleStore {
           ...(changes.scopes === undefined ? {} : { scopes: JSON.stringify(changes.scopes) }),
           ...(changes.allowedCidrs === undefined ? {} : { allowed_cidrs: JSON.stringify(changes.allowedCidrs) }),
         })
-        .where('id', '=', current.id)
-        .where('user_id', '=', current.userId)
-        .where('scopes', '=', JSON.stringify(current.scopes))
-        .where((eb) =>
-          current.allowedCidrs === null ? eb('allowed_cidrs', 'is', null) : eb('allowed_cidrs', '=', JSON.stringify(current.allowedCidrs)),
-        )
+        .where(unchanged(current))
         .where(activeAt(at))
         .executeTakeFirst();
       if (result.numUpdatedRows === 0n) return false;
@@ -82,7 +86,8 @@ export class TokenLifecycleStore {
    * verifiers to ask again, when they learn the new expiry. A token still in its grace because it
    * was replaced by `old` is revoked now: a chain of rotations keeps at most two tokens alive.
    * `audit` names the audit events of the rotation, given the predecessors it revoked, written with
-   * it. False when `old` is no longer active or was already replaced.
+   * it. False when `old` is no longer active, was already replaced, or was narrowed since it was
+   * read (the new token must not carry scopes or networks the old one no longer has).
    */
   async rotate(old: TokenRecord, next: NewToken, graceEnd: string | null, at: string, audit: (revoked: RevokedToken[]) => AuditEvent[]): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
@@ -90,8 +95,7 @@ export class TokenLifecycleStore {
       const result = await trx
         .updateTable('tokens')
         .set({ replaced_by: next.id, ...(graceEnd === null ? {} : { expires_at: expiresAt }) })
-        .where('id', '=', old.id)
-        .where('user_id', '=', old.userId)
+        .where(unchanged(old))
         .where('replaced_by', 'is', null)
         .where(activeAt(at))
         .executeTakeFirst();

@@ -20,7 +20,7 @@ export interface UpdateTokenInput {
 /** The longest grace a rotation may give the old token: a week. */
 export const MAX_GRACE_SECONDS = 604_800;
 
-/** A narrowing that lost a race is tried again against what won, this many times in all. */
+/** A narrowing or rotation that lost a race is tried again against what won, this many times in all. */
 const UPDATE_ATTEMPTS = 3;
 
 /**
@@ -67,14 +67,29 @@ export class TokenLifecycle {
 
   /**
    * Issues a token of the same kind, name, scopes, networks and lifetime length (counted from now,
-   * within the maximum lifetime), and ends the old one after `graceSeconds` (at once for 0).
+   * within the maximum lifetime), and ends the old one after `graceSeconds` (at once for 0). Of two
+   * rotations at once one wins and the other is 409, as if it came second; a narrowing that lands
+   * meanwhile is read again, so the new token never has what the old one just lost.
    */
   async rotate(userId: string, id: string, graceSeconds: number, context: RequestContext): Promise<{ value: string; token: TokenRecord; replaces: string }> {
     if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_GRACE_SECONDS) {
       throw validationFailed([{ field: 'grace_seconds', message: `must be a whole number from 0 to ${MAX_GRACE_SECONDS}` }]);
     }
-    const old = await this.detail(userId, id);
-    if (old.replacedBy !== null) throw conflict('The token was already rotated: rotate its replacement instead.');
+    for (let attempt = 1; ; attempt++) {
+      const old = await this.detail(userId, id);
+      if (old.replacedBy !== null) throw conflict('The token was already rotated: rotate its replacement instead.');
+      const rotated = await this.replace(old, graceSeconds, context);
+      if (rotated) {
+        await this.feed.committed('token', id);
+        return rotated;
+      }
+      if (attempt === UPDATE_ATTEMPTS) throw conflict('The token was changed by another request meanwhile; read it and try again.');
+    }
+  }
+
+  /** Mints the replacement of `old` and commits the rotation; undefined when `old` changed since it was read. */
+  private async replace(old: TokenRecord, graceSeconds: number, context: RequestContext): Promise<{ value: string; token: TokenRecord; replaces: string } | undefined> {
+    const { userId } = old;
     const now = this.clock.now();
     const lifetime = old.expiresAt === null ? null : Date.parse(old.expiresAt) - Date.parse(old.createdAt);
     const expiresAt = impliedExpiry(lifetime, now, this.policy);
@@ -99,8 +114,7 @@ export class TokenLifecycle {
         auditEvent({ type: 'token.revoked', userId, subject: { type: 'token', id: t.id }, details: { ...tokenDetails(t.kind, t.appId), reason: 'rotated_again' } }, context, now),
       ),
     ];
-    if (!(await this.store.rotate(old, record, graceEnd, iso(now), audit))) throw notFound();
-    await this.feed.committed('token', id);
+    if (!(await this.store.rotate(old, record, graceEnd, iso(now), audit))) return undefined;
     return { value, token: { ...record, lastUsedAt: null, replacedBy: null }, replaces: old.id };
   }
 

@@ -225,6 +225,15 @@ describe('token lifecycle', () => {
       expect((await json(t, 'GET', '/api/me', undefined, third.token)).statusCode).toBe(200);
     });
 
+    it('parallel rotations of one token answered 404 to the losers on PostgreSQL: one wins, every other is 409', async () => {
+      const old = await createApiToken(t, user.jwt, { name: 'raced rotation' });
+      const answers = await Promise.all(Array.from({ length: 12 }, () => json(t, 'POST', `/api/tokens/${old.id}/rotate`, { grace_seconds: 600 }, user.jwt)));
+      expect(answers.filter((a) => a.statusCode === 201)).toHaveLength(1);
+      for (const lost of answers.filter((a) => a.statusCode !== 201)) expectProblem(lost, 409, 'conflict');
+      const { tokens } = (await json(t, 'GET', '/api/tokens', undefined, user.jwt)).json() as { tokens: Array<{ name: string }> };
+      expect(tokens.filter((k) => k.name === 'raced rotation')).toHaveLength(2);
+    });
+
     it.each([
       ['a negative grace', { grace_seconds: -1 }],
       ['a grace over a week', { grace_seconds: 604_801 }],

@@ -84,6 +84,20 @@ export function lifecycleStoreContract(name: string, harness: () => StoreHarness
       expect(await eventsOf(old.id)).toEqual(['token.updated']);
     });
 
+    it('a rotation read before a narrowing gave the new token the scopes and networks the narrowing removed: now it is refused', async () => {
+      const old = await inserted({ scopes: ['apps:read', 'tokens:read'], allowedCidrs: ['10.0.0.0/8'] });
+      expect(await s.lifecycle.update(old, { scopes: ['apps:read'] }, at(1), audit('token.updated', old))).toBe(true);
+      const stale = newToken(old.userId, { scopes: old.scopes, allowedCidrs: old.allowedCidrs });
+      expect(await s.lifecycle.rotate(old, stale, at(30), at(2), rotation(old))).toBe(false);
+      expect(await s.tokens.findByDigest(stale.digest)).toBeUndefined();
+      const narrowed = { ...old, scopes: ['apps:read'] };
+      expect(await s.lifecycle.update(narrowed, { allowedCidrs: ['10.1.0.0/16'] }, at(3), audit('token.updated', old))).toBe(true);
+      expect(await s.lifecycle.rotate(narrowed, newToken(old.userId, { scopes: ['apps:read'] }), at(30), at(4), rotation(old))).toBe(false);
+      const current = { ...narrowed, allowedCidrs: ['10.1.0.0/16'] };
+      expect(await s.lifecycle.rotate(current, newToken(old.userId, { scopes: ['apps:read'], allowedCidrs: ['10.1.0.0/16'] }), at(30), at(5), rotation(old))).toBe(true);
+      expect(await auditOf(old.id)).toEqual(['token.updated', 'token.updated', 'token.rotated']);
+    });
+
     it('a grace never extends an earlier expiry; no grace revokes at once', async () => {
       const soon = await inserted({ expiresAt: at(10) });
       expect(await s.lifecycle.rotate(soon, newToken(soon.userId), at(40), at(1), rotation(soon))).toBe(true);
