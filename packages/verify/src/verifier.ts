@@ -8,10 +8,8 @@ import { invalidationOf } from './invalidation.js';
 import { introspect } from './introspect.js';
 import { JwtVerifier, looksLikeJwt } from './jwt.js';
 import { admits } from './networks.js';
+import { isOpaqueToken } from './opaque.js';
 import type { Settings } from './options.js';
-
-/** API and app tokens; a service credential is no caller and never goes out for introspection. */
-const OPAQUE = /^rza?_[0-9A-Za-z]{49}$/;
 
 /** What the framework adapters need of a verifier. */
 export interface VerifierCore {
@@ -98,7 +96,7 @@ export class Engine implements VerifierCore {
   /**
    * A user token is verified offline first (a forged or expired one never costs a request), then
    * its session is checked by introspection: a logout before this service heard of the token
-   * came through no event it saw. Opaque tokens are introspected.
+   * came through no event it saw. Opaque tokens with a valid checksum are introspected.
    */
   private async lookUp(token: string): Promise<Caller> {
     if (looksLikeJwt(token)) {
@@ -109,7 +107,7 @@ export class Engine implements VerifierCore {
       if (caller.tokenType !== 'user' || caller.userId !== check.claims.sub || caller.tokenId !== check.claims.sid) throw this.error('invalid_token');
       return caller;
     }
-    if (OPAQUE.test(token)) {
+    if (isOpaqueToken(token)) {
       const caller = await this.introspected(token);
       if (caller.tokenType === 'user') throw this.error('invalid_token');
       return caller;

@@ -128,6 +128,18 @@ describe('refusals', () => {
     expect(counted.count('/api/introspect') + counted.count('/.well-known/jwks.json')).toBe(0);
   });
 
+  it('a mistyped or made-up API or app token cost an introspection each: its checksum is now checked offline', async () => {
+    const { verifier, counted } = await connected();
+    const token = (await apiToken(rz.url, account)).token;
+    const last = token.at(-1) === 'A' ? 'B' : 'A';
+    const wrong = [`${token.slice(0, -1)}${last}`, `rza_${token.slice(3)}`, `rz_${'0'.repeat(49)}`, `rza_${'Z'.repeat(49)}`];
+    for (const value of wrong) expect((await refusal(verifier.verify(`Bearer ${value}`))).code).toBe('invalid_token');
+    expect(counted.count('/api/introspect')).toBe(0);
+    // Positive control: the real value still goes out, once.
+    expect((await verifier.verify(`Bearer ${token}`)).tokenType).toBe('api_token');
+    expect(counted.count('/api/introspect')).toBe(1);
+  });
+
   it('a lower-case scheme is the same scheme', async () => {
     const { verifier } = await connected();
     expect((await verifier.verify(`bearer ${account.jwt}`)).userId).toBe(account.userId);
