@@ -1,3 +1,4 @@
+import { setTimeout } from 'node:timers/promises';
 import * as argon2 from 'argon2';
 import type { Argon2Params } from '../config.js';
 import { ProblemError } from '../errors.js';
@@ -17,6 +18,8 @@ export class PasswordHasher {
     private readonly options: argon2.HashOptions,
     /** What unknown emails verify against: made once, before the first login can arrive. */
     private readonly dummyHash: string,
+    /** How long a check at the current parameters takes lately (ms): what a weaker hash's check is padded to. */
+    private typicalMs: number,
     private readonly concurrency: number,
     private readonly queueLimit: number,
   ) {}
@@ -33,15 +36,30 @@ export class PasswordHasher {
       timeCost: params.timeCost,
       parallelism: params.parallelism,
     };
-    return new PasswordHasher(options, await argon2.hash(DUMMY_PASSWORD, options), concurrency, queueLimit);
+    const started = performance.now();
+    const dummyHash = await argon2.hash(DUMMY_PASSWORD, options);
+    return new PasswordHasher(options, dummyHash, performance.now() - started, concurrency, queueLimit);
   }
 
   hash(password: string): Promise<string> {
     return this.limited(() => argon2.hash(password, this.options));
   }
 
+  /**
+   * Checks `password` against a stored hash. A hash made before the parameters were raised is
+   * cheaper to check, and stays so until its owner logs in; its check holds the slot as long as one
+   * at the current parameters, or a login's timing would tell those accounts from unknown emails.
+   */
   verify(hash: string, password: string): Promise<boolean> {
-    return this.limited(() => argon2.verify(hash, password).catch(() => false));
+    const weaker = this.needsRehash(hash);
+    return this.limited(async () => {
+      const started = performance.now();
+      const ok = await argon2.verify(hash, password).catch(() => false);
+      const took = performance.now() - started;
+      if (!weaker) this.typicalMs += (took - this.typicalMs) / 8;
+      else if (took < this.typicalMs) await setTimeout(this.typicalMs - took);
+      return ok;
+    });
   }
 
   /**
