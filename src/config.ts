@@ -2,6 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { MAX_QUOTA, MAX_WINDOW_SECONDS, POLICIES, POLICY_NAMES, type Quota, type RateLimitConfig } from './ratelimit/policies.js';
+import { MAX_TTL_SECONDS } from './auth/jwt.js';
 import { DAY_MS } from './clock.js';
 import type { TokenPolicy } from './tokens/policy.js';
 import { MAX_FILE_BYTES, parseScopesFile, type PlatformScope, ScopesFileError } from './scopes/file.js';
@@ -170,7 +171,7 @@ export function loadConfig(env: Env): Config {
     redisPrefix: raw(env, 'REDIS_PREFIX') ?? 'rz:',
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     jwt: {
-      ttlSeconds: int(env, 'JWT_TTL_SECONDS', 3600, 60, 7 * 24 * 3600),
+      ttlSeconds: int(env, 'JWT_TTL_SECONDS', 3600, 60, MAX_TTL_SECONDS),
       issuer: raw(env, 'JWT_ISSUER') ?? 'rz-auth',
       audience: raw(env, 'JWT_AUDIENCE') ?? 'rz-api',
     },

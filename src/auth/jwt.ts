@@ -28,6 +28,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** Compact JWS only: three base64url segments, header starting `eyJ`. Anything else never reaches a parser. */
 export const COMPACT_JWS = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 export const MAX_JWT_LENGTH = 2048;
+/** The longest user token lifetime (the upper bound of JWT_TTL_SECONDS). */
+export const MAX_TTL_SECONDS = 7 * 24 * 3600;
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 /**
  * By a segment's length mod 4, the bits of its last character that encode no byte (RFC 4648,
@@ -104,9 +106,11 @@ export class UserTokens {
       );
       const { sub, sid, jti, iat, exp } = payload;
       if (typeof sub !== 'string' || !UUID.test(sub) || typeof sid !== 'string' || !UUID.test(sid)) return null;
-      if (typeof jti !== 'string' || typeof iat !== 'number' || typeof exp !== 'number') return null;
+      if (typeof jti !== 'string' || typeof iat !== 'number' || typeof exp !== 'number' || !Number.isSafeInteger(iat) || !Number.isSafeInteger(exp)) return null;
       // A token issued in the future was not issued by us (allow a little clock skew between instances).
-      if (iat * 1000 > nowMs + 60_000) return null;
+      if (iat < 0 || iat * 1000 > nowMs + 60_000) return null;
+      // Nor one living longer than JWT_TTL_SECONDS can be set to: its expiry is a date we can write.
+      if (exp <= iat || exp - iat > MAX_TTL_SECONDS) return null;
       return { sub, sid, jti, iat, exp, kid: protectedHeader.kid as string, validUntil: Math.min(exp * 1000, keyUntil) };
     } catch {
       return null;

@@ -60,7 +60,13 @@ export function meShortcut(deps: ShortcutDeps, fastify: RequestHandler): Request
     deps.limits.credential(principal).then(
       (decision) => (decision?.allowed === false ? fastify(req, res) : respond(deps, res, principal, decision, start, address)),
       () => fastify(req, res),
-    );
+    ).catch((error: unknown) => {
+      // Whatever respond() throws is the route's to answer (its 500 is logged there), never an
+      // unhandled rejection, which would end the process.
+      deps.log.error({ err: error }, 'GET /api/me shortcut failed');
+      if (res.headersSent) res.destroy();
+      else fastify(req, res);
+    });
   };
   return (req, res) => {
     if (req.method !== 'GET' || req.url !== '/api/me' || deps.closing() || !hasOneHost(req)) return fastify(req, res);

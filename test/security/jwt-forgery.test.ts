@@ -220,6 +220,23 @@ describe('forged and tampered user tokens', () => {
     await expectRejected(t, realSigned({}, typeof overrides === 'function' ? overrides() : overrides));
   });
 
+  // Regression: a validly signed exp of 1e300 made GET /api/me answer 500 (no date can be written for
+  // it), and the second request, taking the shortcut, ended the process with an unhandled rejection.
+  it.each([
+    ['exp 1e300', () => ({ exp: 1e300 })],
+    ['exp the largest safe integer', () => ({ exp: Number.MAX_SAFE_INTEGER })],
+    ['exp a fraction', () => ({ exp: now() + 3600.5 })],
+    ['exp more than seven days after iat', () => ({ exp: now() + 7 * 86_400 + 1 })],
+    ['exp before iat, both within the clock skew', () => ({ iat: now() + 50, exp: now() + 40 })],
+    ['iat negative', () => ({ iat: -1 })],
+    ['iat -1e300', () => ({ iat: -1e300 })],
+  ])('time claims no token of ours carries, signed with the real key: %s, refused every time', async (_name, overrides) => {
+    const token = realSigned({}, overrides());
+    await expectRejected(t, token);
+    await expectRejected(t, token);
+    expect((await me(t, victim.jwt)).statusCode).toBe(200);
+  });
+
   it.each(['exp', 'sub', 'sid', 'jti', 'iat'])('claims: missing %s, signed with the real key via SignJWT', async (claim) => {
     const rest = Object.fromEntries(Object.entries(claims()).filter(([name]) => name !== claim));
     await expectRejected(t, await new SignJWT(rest).setProtectedHeader(joseHeader()).sign(realKey()));
