@@ -16,8 +16,12 @@ export interface NewUserInput {
 
 /** 3 to 39 of A-Z a-z 0-9 - _; the API document states the same pattern. */
 export const USERNAME = /^[A-Za-z0-9_-]{3,39}$/;
-/** Plausible, not RFC 5322-complete: one @, a dot in the domain, no spaces or controls. */
-const EMAIL = /^[^\s@\u0000-\u001f\u007f]{1,64}@[^\s@\u0000-\u001f\u007f.]+(\.[^\s@\u0000-\u001f\u007f.]+)+$/;
+/**
+ * Plausible, not RFC 5322-complete: one @, a dot in the domain, no spaces, no controls, and no
+ * invisible format characters (zero-width, soft hyphen, bidi overrides), so an address that prints
+ * like another cannot make a second account beside it.
+ */
+const EMAIL = /^[^\s@\p{Cc}\p{Cf}]{1,64}@[^\s@\p{Cc}\p{Cf}.]+(\.[^\s@\p{Cc}\p{Cf}.]+)+$/u;
 
 /**
  * Emails compare trimmed, lower-cased and in Unicode NFC everywhere (signup, login, CLI): `é`

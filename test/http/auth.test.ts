@@ -36,6 +36,12 @@ describe('signup, login, logout', () => {
       ['an email without @', { email: 'not-an-email' }, 'email'],
       ['an email without a dot in the domain', { email: 'ada@localhost' }, 'email'],
       ['an email with a space', { email: 'ada lovelace@example.com' }, 'email'],
+      // Regression: invisible format characters made look-alike accounts beside the plain address.
+      ['an email ending in a zero-width space', { email: 'ada@example.com\u200b' }, 'email'],
+      ['an email with a zero-width joiner in its domain', { email: 'ada@exam\u200dple.com' }, 'email'],
+      ['an email with a soft hyphen', { email: 'a\u00adda@example.com' }, 'email'],
+      ['an email with a right-to-left override', { email: 'ada\u202e@example.com' }, 'email'],
+      ['an email with a C1 control', { email: 'ada\u0085x@example.com' }, 'email'],
     ])('400 for %s', async (_name, override, field) => {
       const body = { email: `v-${Math.random().toString(36).slice(2)}@example.com`, username: `v_${Math.random().toString(36).slice(2, 10)}`, password: PASSWORD, ...override };
       const problem = expectProblem(await json(t, 'POST', '/api/auth/signup', body), 400, 'validation_failed');
