@@ -11,9 +11,10 @@ import type { Config } from '../config.js';
  * the service can disagree about who a client is.
  *
  * What a client wrote can reach the header through a proxy that passes it on, so a forwarded entry
- * is believed only when it is a plain IP address (no zone id, which means nothing beyond the proxy's
- * own link): the walk from the socket stops at the first that is not, and the last hop believed
- * is the client. Junk is then neither a fresh rate-limit bucket nor a stored "address".
+ * is believed only when it is an IP address (no zone id, which means nothing beyond the proxy's own
+ * link), bare or in the `1.2.3.4:port` and `[v6]:port` forms some proxies write: the walk from the
+ * socket stops at the first that is not, and the last hop believed is the client. Junk is then
+ * neither a fresh rate-limit bucket nor a stored "address".
  */
 export function clientAddressOf(trust: Config['trustProxy']): (req: IncomingMessage) => string {
   if (trust === false) return (req) => req.socket.remoteAddress ?? '';
@@ -23,10 +24,23 @@ export function clientAddressOf(trust: Config['trustProxy']): (req: IncomingMess
     const hops = proxyAddr.all(req, trusted);
     let client = hops[0] ?? '';
     for (let i = 1; i < hops.length; i++) {
-      const hop = hops[i] as string;
-      if (isIP(hop) === 0 || hop.includes('%')) break;
+      const hop = addressOf(hops[i] as string);
+      if (hop === null) break;
       client = hop;
     }
     return client;
   };
+}
+
+/** An IPv4 address with a port, or an IPv6 address in brackets with or without one. */
+const WITH_PORT = /^(?:(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}|\[([0-9A-Fa-f:.]{2,45})\](?::\d{1,5})?)$/;
+
+/** The IP address a forwarded entry names, or null when it names none (entries are short: the header is bounded). */
+function addressOf(entry: string): string | null {
+  const ported = WITH_PORT.exec(entry);
+  const address = ported ? ((ported[1] ?? ported[2]) as string) : entry;
+  const version = isIP(address);
+  // Brackets hold an IPv6 address only; a zone id means nothing beyond the proxy's own link.
+  if (version === 0 || (ported?.[2] !== undefined && version !== 6) || address.includes('%')) return null;
+  return address;
 }

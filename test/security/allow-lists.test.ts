@@ -181,4 +181,25 @@ describe('a forwarded entry that is no address (a proxy passing on what its clie
       await other.close();
     }
   });
+
+  // Regression: proxies that write the client's port (`1.2.3.4:5678`, `[2001:db8::1]:443`) put every
+  // client in the proxy's bucket, so one client could use up the login limit of all of them.
+  it('an address with a port put every client in the proxy bucket: the port is dropped, each client counts apart', async () => {
+    const other = await startTestApp({ env: { TRUST_PROXY: '1', RATE_LIMITS: 'on', RATE_LIMIT_ADDRESS: '2/60' } });
+    try {
+      const jwks = (forwarded: string) => other.inject({ method: 'GET', url: '/.well-known/jwks.json', headers: { 'x-forwarded-for': forwarded }, remoteAddress: '192.0.2.9' });
+      const statuses = async (...forwarded: string[]) => {
+        const out: number[] = [];
+        for (const f of forwarded) out.push((await jwks(f)).statusCode);
+        return out;
+      };
+      expect(await statuses('198.51.100.1:1111', '198.51.100.1:2222', '198.51.100.1')).toEqual([200, 200, 429]);
+      expect(await statuses('[2001:db8:1::1]:443', '[2001:db8:1::2]', '2001:db8:1::3')).toEqual([200, 200, 429]);
+      expect(await statuses('198.51.100.2:80', '[2001:db8:2::1]:8080')).toEqual([200, 200]);
+      // Still no address: a bracketed IPv4, a port alone, a zone id in brackets; each counts against the proxy.
+      expect(await statuses('[198.51.100.3]:80', ':80', '[fe80::1%eth0]:80')).toEqual([200, 200, 429]);
+    } finally {
+      await other.close();
+    }
+  });
 });
