@@ -77,6 +77,9 @@ export async function createApp(services: Services, options: AppOptions = {}): P
       },
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  // Node keeps only the first 2,000 raw header lines by default, and a repeated Authorization or
+  // Host past them would go unseen; the 16 KiB header limit (431) bounds them instead.
+  app.server.maxHeadersCount = 0;
 
   app.decorate('clientAddress', clientAddress);
   const routes = collectRoutes(app);

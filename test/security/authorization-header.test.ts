@@ -202,6 +202,8 @@ describe('the Authorization header over a real socket', () => {
     ['junk, then a valid token', ['Authorization: Basic eDp5', 'Authorization: Bearer {t}']],
     ['an empty header, then a valid token', ['Authorization:', 'Authorization: Bearer {t}']],
     ['two spellings of the name', ['authorization: Bearer {t}', 'AUTHORIZATION: Bearer {t}']],
+    // Regression: Node kept only the first 2,000 raw header lines, so a second header past them went unseen.
+    ['a valid token, 1,100 other headers, then another', ['Authorization: Bearer {t}', ...Array.from({ length: 1100 }, (_, i) => `X-${i}: 1`), 'Authorization: Bearer {t}']],
   ])('%s: 400 validation_failed with error="invalid_request"', async (_what, lines) => {
     const res = await get(...lines.map((line) => line.replace('{t}', token)));
     expect(res.status).toBe(400);
