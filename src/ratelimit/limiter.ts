@@ -39,7 +39,8 @@ export const counterOptions = (policy: PolicyName, quota: Quota, redisPrefix: st
 
 /**
  * The counter key of an email as `normalizeEmail` leaves it (one address, one counter, however it
- * was typed), hashed: Redis holds no personal data.
+ * was typed), hashed: Redis holds no email in the clear, though a reader of Redis could confirm a
+ * guessed one (the hash is unkeyed, so every instance derives the same key with nothing shared).
  */
 export const emailKey = (normalizedEmail: string): string => createHash('sha256').update(normalizedEmail).digest('base64url').slice(0, 22);
 
