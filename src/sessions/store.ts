@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { AuditEvent } from '../audit/events.js';
 import { recordAudit } from '../audit/store.js';
 import { recordChange } from '../changes/store.js';
+import { isPostgres } from '../db/dialect.js';
 import type { SessionsTable, Tables } from '../db/tables.js';
 
 /** The server side of a user token: one per login, revoked at logout. */
@@ -67,7 +68,11 @@ async function revokeAndRecord(trx: Transaction<Tables>, userId: string, at: str
 
 /** SQL for sessions. */
 export class SessionStore {
-  constructor(private readonly db: Kysely<Tables>) {}
+  private readonly pg: boolean;
+
+  constructor(private readonly db: Kysely<Tables>) {
+    this.pg = isPostgres(db);
+  }
 
   /** Inserts a session, with the audit event of the login that opened it when there is one. */
   async insert(session: NewSession, event?: AuditEvent): Promise<void> {
@@ -89,6 +94,14 @@ export class SessionStore {
   async insertForPassword(session: NewSession, passwordHash: string, event?: AuditEvent): Promise<boolean> {
     const row = toRow(session);
     return this.db.transaction().execute(async (trx) => {
+      // PostgreSQL reads the hash as of the statement, past a password change not yet committed.
+      // Locking the user's row first makes one wait for the other: a change that commits first
+      // leaves nothing to insert; one that comes after sees this session and ends it. (SQLite
+      // runs one write transaction at a time.)
+      if (this.pg) {
+        const current = await trx.selectFrom('users').select('id').where('id', '=', row.user_id).where('password_hash', '=', passwordHash).forShare().executeTakeFirst();
+        if (!current) return false;
+      }
       const result = await trx
         .insertInto('sessions')
         .columns(['id', 'user_id', 'created_at', 'expires_at', 'client_address', 'user_agent'])

@@ -122,6 +122,31 @@ export function sessionStoreContract(name: string, harness: () => StoreHarness):
       expect(await sessions.insertForPassword({ ...session(randomUUID()), userId: randomUUID() }, user.passwordHash)).toBe(false);
     });
 
+    // Regression: on PostgreSQL a login read the old hash past a password change not yet committed,
+    // and its session, committed after the change ended the others, stayed alive.
+    it('a login racing an uncommitted password change opened a session with the old password: it waits, then opens none', async () => {
+      const user = await insertUser(users);
+      let release = () => {};
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let changed = () => {};
+      const updated = new Promise<void>((resolve) => (changed = resolve));
+      const change = database.db.transaction().execute(async (trx) => {
+        await trx.updateTable('users').set({ password_hash: '$argon2id$changed' }).where('id', '=', user.id).execute();
+        changed();
+        await held;
+        await trx.updateTable('sessions').set({ revoked_at: at(3) }).where('user_id', '=', user.id).where('revoked_at', 'is', null).execute();
+      });
+      await updated;
+      const id = randomUUID();
+      const login = sessions.insertForPassword({ id, userId: user.id, createdAt: at(2), expiresAt: at(50), clientAddress: null, userAgent: null }, user.passwordHash);
+      // Give a login that does not wait every chance to finish before the change commits.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      release();
+      await change;
+      expect(await login).toBe(false);
+      expect(await sessions.findById(id)).toBeUndefined();
+    });
+
     it('upgrades a password hash only over the one it replaces', async () => {
       const user = await insertUser(users);
       expect(await users.upgradePasswordHash(user.id, '$argon2id$stronger', user.passwordHash)).toBe(true);
