@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely';
+import { CompiledQuery, type DatabaseConnection, Kysely, PostgresDialect, SqliteAdapter, type SqliteDatabase, SqliteDialect, type SqliteDialectConfig, SqliteDriver } from 'kysely';
 import type { DatabaseConfig } from '../config.js';
 import type { DialectName } from './dialect.js';
 import type { Tables } from './tables.js';
@@ -38,6 +38,40 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   return config.kind === 'sqlite' ? openSqlite(config) : openPostgres(config.url, config.poolSize);
 }
 
+/**
+ * Kysely's SQLite with two changes, both for a file several processes write (workers, the CLI):
+ * - Transactions begin IMMEDIATE, taking the write lock first and waiting for it (busy_timeout). A
+ *   deferred one that reads and then writes fails at once, without waiting, with SQLITE_BUSY_SNAPSHOT
+ *   when another process wrote in between.
+ * - Migrations run in a transaction, as SQLite's DDL allows: a process killed in the middle of one
+ *   leaves the file as it was, not with tables the migration table does not know of.
+ */
+class WritingSqliteDialect extends SqliteDialect {
+  constructor(private readonly settings: SqliteDialectConfig) {
+    super(settings);
+  }
+
+  override createDriver(): SqliteDriver {
+    return new ImmediateSqliteDriver(this.settings);
+  }
+
+  override createAdapter(): SqliteAdapter {
+    return new TransactionalDdlSqliteAdapter();
+  }
+}
+
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
 function openSqlite({ path, synchronous, cacheKiB }: Extract<DatabaseConfig, { kind: 'sqlite' }>): Database {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const Sqlite = loadSqlite();
@@ -51,7 +85,7 @@ function openSqlite({ path, synchronous, cacheKiB }: Extract<DatabaseConfig, { k
   // A negative cache_size is a size in KiB. The cache fills as the file grows and is never given back.
   sqlite.pragma(`cache_size = -${cacheKiB}`);
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
-  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const db = new Kysely<Tables>({ dialect: new WritingSqliteDialect({ database: withStatementCache(sqlite) }) });
   return {
     db,
     dialect: 'sqlite',
