@@ -1,8 +1,9 @@
 import type { Redis } from 'ioredis';
 
 /**
- * The shared Redis connection. Commands fail fast while it is down (no offline queue), so callers
- * can fall back or fail closed instead of hanging; ioredis keeps reconnecting in the background.
+ * The shared Redis connection. Commands fail fast while it is down (no offline queue) and after 2 s
+ * without an answer, so callers can fall back or fail closed instead of hanging; ioredis keeps
+ * reconnecting in the background.
  */
 export async function connectRedis(url: string, onError: (error: unknown) => void): Promise<Redis> {
   // Loaded only when REDIS_URL is set: a single instance does not carry the client in memory.
@@ -11,6 +12,9 @@ export async function connectRedis(url: string, onError: (error: unknown) => voi
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     connectTimeout: 2000,
+    // A Redis that holds the connection but stops answering (stalled, paused, a partition that
+    // drops packets) must fail a command too: every request checks the change feed here first.
+    commandTimeout: 2000,
     retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
   });
   reportOutages(redis, onError);
