@@ -31,12 +31,31 @@ export function isForeignKeyViolation(error: unknown): boolean {
   return code === 'SQLITE_CONSTRAINT_FOREIGNKEY' || code === '23503';
 }
 
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'SQLITE_BUSY', 'SQLITE_IOERR', 'SQLITE_CANTOPEN', 'SQLITE_FULL']);
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EPIPE',
+  'SQLITE_BUSY',
+  'SQLITE_BUSY_SNAPSHOT',
+  'SQLITE_IOERR',
+  'SQLITE_CANTOPEN',
+  'SQLITE_FULL',
+  // PostgreSQL ended the transaction to break a deadlock, or as not serializable.
+  '40P01',
+  '40001',
+  // A row the write refers to was deleted by a transaction that committed meanwhile (an account
+  // or app deleted while something was being created for it).
+  '23503',
+  'SQLITE_CONSTRAINT_FOREIGNKEY',
+]);
 
 /**
  * True when the store could not be reached or could not take the work right now (connection
- * refused or lost, PostgreSQL shutting down or out of connections, SQLite locked or out of disk):
- * a 503 for the client, not a bug.
+ * refused or lost, PostgreSQL shutting down or out of connections, SQLite locked or out of disk,
+ * a deadlock, or a write racing the deletion of what it refers to): a 503 for the client, whose
+ * retry is answered from the state that won, not a bug.
  */
 export function isStoreUnavailable(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;

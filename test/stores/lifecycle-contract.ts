@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { type AuditEvent, auditEvent, type AuditType, SYSTEM_CONTEXT } from '../../src/audit/events.js';
+import { toProblem } from '../../src/http/problem.js';
 import type { RevokedToken, TokenRecord } from '../../src/tokens/store.js';
 import { at, insertUser, newToken, type StoreHarness, useStores } from './fixture.js';
 
@@ -96,6 +97,19 @@ export function lifecycleStoreContract(name: string, harness: () => StoreHarness
       const current = { ...narrowed, allowedCidrs: ['10.1.0.0/16'] };
       expect(await s.lifecycle.rotate(current, newToken(old.userId, { scopes: ['apps:read'], allowedCidrs: ['10.1.0.0/16'] }), at(30), at(5), rotation(old))).toBe(true);
       expect(await auditOf(old.id)).toEqual(['token.updated', 'token.updated', 'token.rotated']);
+    });
+
+    // Regression: a token or app created while its owner's account was being deleted hit the foreign
+    // key and answered 500; so did the loser of a deadlock (rotation against app deletion).
+    it('a write racing the deletion of what it refers to answered 500: it is a 503 to retry', async () => {
+      const error = await s.tokens.insert(newToken(randomUUID())).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error).not.toBeNull();
+      expect(toProblem(error)).toMatchObject({ code: 'unavailable', headers: { 'retry-after': '5' } });
+      for (const code of ['40P01', '40001']) expect(toProblem(Object.assign(new Error('x'), { code })).code).toBe('unavailable');
+      expect(toProblem(Object.assign(new Error('x'), { code: '23505' })).code).toBe('internal');
     });
 
     it('a grace never extends an earlier expiry; no grace revokes at once', async () => {
