@@ -45,10 +45,6 @@ const UNAVAILABLE_CODES = new Set([
   // PostgreSQL ended the transaction to break a deadlock, or as not serializable.
   '40P01',
   '40001',
-  // A row the write refers to was deleted by a transaction that committed meanwhile (an account
-  // or app deleted while something was being created for it).
-  '23503',
-  'SQLITE_CONSTRAINT_FOREIGNKEY',
 ]);
 
 /**
@@ -61,5 +57,8 @@ export function isStoreUnavailable(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const { code, message } = error as { code?: unknown; message?: unknown };
   if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || /^(08|53|57P)/.test(code))) return true;
+  // A row the write refers to was deleted by a transaction that committed meanwhile (an account or
+  // app deleted while something was being created for it).
+  if (isForeignKeyViolation(error)) return true;
   return typeof message === 'string' && /connection (terminated|is not open)|database connection is not open|timeout exceeded when trying to connect|driver has already been destroyed/i.test(message);
 }
