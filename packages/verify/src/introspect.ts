@@ -1,3 +1,4 @@
+import { readBounded } from './bounded.js';
 import type { Caller } from './caller.js';
 import { isNetworkList } from './networks.js';
 
@@ -33,8 +34,8 @@ function callerOf(body: Record<string, unknown>): Caller | null {
 
 /**
  * POST /api/introspect with the service credential. Any answer but a 200 of the documented shape
- * (a network error, a timeout, 401 for a revoked credential, 429, 5xx) is `unavailable`: the caller
- * fails closed on it.
+ * (a network error, a timeout, 401 for a revoked credential, 429, 5xx, a body past
+ * `MAX_ANSWER_BYTES`) is `unavailable`: the caller fails closed on it.
  */
 export async function introspect(fetchFn: Fetch, base: string, serviceToken: string, token: string, timeoutMs: number): Promise<Introspection> {
   try {
@@ -48,7 +49,7 @@ export async function introspect(fetchFn: Fetch, base: string, serviceToken: str
       await res.body?.cancel();
       return { unavailable: new Error(`POST /api/introspect answered ${res.status}`) };
     }
-    const body = (await res.json()) as unknown;
+    const body = JSON.parse(await readBounded(res)) as unknown;
     if (typeof body !== 'object' || body === null) return { unavailable: new Error('POST /api/introspect answered no JSON object') };
     const record = body as Record<string, unknown>;
     if (record.active === false) return { active: false };

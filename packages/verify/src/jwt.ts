@@ -1,4 +1,5 @@
 import { createRemoteJWKSet, customFetch, errors, jwtVerify } from 'jose';
+import { bounded } from './bounded.js';
 import type { Fetch } from './introspect.js';
 
 /** What rz-auth signs user tokens with (RFC 8725: one algorithm, never the token's choice). */
@@ -55,7 +56,7 @@ export class JwtVerifier {
     this.jwks = createRemoteJWKSet(new URL(`${base}/.well-known/jwks.json`), {
       cooldownDuration: options.cooldownMs,
       timeoutDuration: options.timeoutMs,
-      [customFetch]: (url, init) => fetchFn(url, init),
+      [customFetch]: (url, init) => fetchFn(url, init).then(bounded),
     });
   }
 
