@@ -212,12 +212,14 @@ function systemLookupAll(host: string, options: LookupOptions): Promise<LookupAd
  * `options.all` and `options.family`) and fails with {@link RefusedAddressError} when ANY address
  * of the name is refused, so a name cannot pass registration and point inward at connect time.
  * Node does not call `lookup` for an IP literal: check those with {@link isRefusedAddress} first.
+ * `wanted` tells a lookup still waiting for its slot whether its caller is still there: one whose
+ * attempt has timed out meanwhile never starts, so abandoned attempts cannot queue ahead of others.
  */
-export function guardedLookup(allowPrivate: boolean, resolve?: Resolve): LookupFunction {
+export function guardedLookup(allowPrivate: boolean, resolve?: Resolve, wanted?: () => boolean): LookupFunction {
   const lookupAll = async (host: string, options: LookupOptions): Promise<LookupAddress[]> => {
-    if (!resolve) return inLookupSlot(() => systemLookupAll(host, options));
+    if (!resolve) return inLookupSlot(() => systemLookupAll(host, options), wanted);
     const family = wantedFamily(options);
-    const all = (await inLookupSlot(() => resolve(host))).map((address) => ({ address, family: familyOf(address) }));
+    const all = (await inLookupSlot(() => resolve(host), wanted)).map((address) => ({ address, family: familyOf(address) }));
     return all.filter((a) => family === 0 || a.family === family);
   };
   return (host, options, callback) => {

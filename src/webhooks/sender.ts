@@ -28,17 +28,21 @@ export interface SenderOptions {
   readonly resolve?: Resolve;
 }
 
+const UNRESOLVED_OR_REFUSED = 'refused: the host name does not resolve, or not only to public addresses';
+
 /** A short, stable reason for a failed attempt, shown to the endpoint's owner: never a secret or a stack. */
-function reasonOf(error: unknown, timeoutMs: number, timedOut: boolean): string {
+function reasonOf(error: unknown, timeoutMs: number, timedOut: boolean, allowPrivate: boolean): string {
   if (timedOut) return `timed out after ${timeoutMs / 1000} s`;
-  if (error instanceof RefusedAddressError) return 'refused: the host resolves to a private or reserved address';
+  // One reason for a name that does not resolve and one that resolves inward, as at registration:
+  // two would tell the owner which internal names exist once they point their name at one.
+  if (error instanceof RefusedAddressError) return UNRESOLVED_OR_REFUSED;
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   switch (code) {
     case 'ECONNREFUSED':
       return 'connection refused';
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return 'host name does not resolve';
+      return allowPrivate ? 'host name does not resolve' : UNRESOLVED_OR_REFUSED;
     case 'ECONNRESET':
       return 'connection reset';
     case 'ABORT_ERR':
@@ -49,11 +53,13 @@ function reasonOf(error: unknown, timeoutMs: number, timedOut: boolean): string 
 }
 
 /** One POST: resolves with the status once it arrives (the body is then read, up to a bound, and dropped). */
-function post(target: URL, headers: Readonly<Record<string, string>>, body: string, signal: AbortSignal, lookup: LookupFunction, timeoutMs: number): Promise<SendResult> {
+function post(target: URL, headers: Readonly<Record<string, string>>, body: string, signal: AbortSignal, options: SenderOptions): Promise<SendResult> {
+  const { timeoutMs, allowPrivate } = options;
   return new Promise((resolve) => {
     const started = performance.now();
     let timedOut = false;
     let settled = false;
+    const lookup: LookupFunction = guardedLookup(allowPrivate, options.resolve, () => !settled && !timedOut && !signal.aborted);
     const finish = (statusCode: number | null, error: string | null) => {
       if (settled) return;
       settled = true;
@@ -71,7 +77,7 @@ function post(target: URL, headers: Readonly<Record<string, string>>, body: stri
       timedOut = true;
       request.destroy();
     }, timeoutMs);
-    request.on('error', (error) => finish(null, reasonOf(error, timeoutMs, timedOut)));
+    request.on('error', (error) => finish(null, reasonOf(error, timeoutMs, timedOut, allowPrivate)));
     // A 101 answer: nothing here speaks the protocol offered, so it is a failed attempt.
     request.on('upgrade', (response, socket) => {
       socket.destroy();
@@ -82,7 +88,7 @@ function post(target: URL, headers: Readonly<Record<string, string>>, body: stri
     // (Node ends some answers, such as an unrequested 101, with neither an error nor a response).
     request.on('close', () => {
       clearTimeout(timer);
-      finish(null, timedOut ? reasonOf(null, timeoutMs, true) : 'connection closed without an answer');
+      finish(null, timedOut ? reasonOf(null, timeoutMs, true, allowPrivate) : 'connection closed without an answer');
     });
     request.on('response', (response) => {
       finish(response.statusCode ?? null, null);
@@ -105,12 +111,11 @@ function post(target: URL, headers: Readonly<Record<string, string>>, body: stri
  * toward the internal network later (DNS rebinding).
  */
 export function createSender(options: SenderOptions): Send {
-  const lookup: LookupFunction = guardedLookup(options.allowPrivate, options.resolve);
   return async (url, headers, body, signal) => {
     const target = new URL(url);
     const literal = literalAddress(target);
     // Node calls `lookup` for names only: an address written in the URL is checked here.
     if (literal !== null && !options.allowPrivate && isRefusedAddress(literal)) return { statusCode: null, error: 'refused: a private or reserved address', durationMs: 0 };
-    return post(target, headers, body, signal, lookup, options.timeoutMs);
+    return post(target, headers, body, signal, options);
   };
 }

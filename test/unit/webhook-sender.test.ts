@@ -65,6 +65,35 @@ describe('webhook sender', () => {
     expect(hits.length).toBe(before);
   });
 
+  it('an internal name and a name that does not resolve were told apart in the attempt its owner reads: now one reason', async () => {
+    const inward = createSender({ allowPrivate: false, timeoutMs: 300, resolve: async () => ['10.0.0.7'] });
+    const nowhere = createSender({
+      allowPrivate: false,
+      timeoutMs: 300,
+      resolve: () => Promise.reject(Object.assign(new Error('not found'), { code: 'ENOTFOUND' })),
+    });
+    const a = await send('/ok', inward, 'intranet.example.com');
+    const b = await send('/ok', nowhere, 'nowhere.example.com');
+    expect(a.error).toMatch(/^refused/);
+    expect(b.error).toBe(a.error);
+  });
+
+  it('attempts that timed out while their lookup waited for a slot still ran it later, ahead of other endpoints: now skipped', async () => {
+    const started: string[] = [];
+    const slowResolve = (host: string) => {
+      started.push(host);
+      return new Promise<string[]>((resolve) => setTimeout(() => resolve(['127.0.0.1']), host.startsWith('slow') ? 600 : 0));
+    };
+    const sender = createSender({ allowPrivate: true, timeoutMs: 150, resolve: slowResolve });
+    // Two slow names fill both slots; four more wait and time out while waiting.
+    const slow = await Promise.all([1, 2, 3, 4, 5, 6].map((n) => send('/ok', sender, `slow${n}.example`)));
+    expect(slow.every((r) => r.error === 'timed out after 0.15 s')).toBe(true);
+    const patient = createSender({ allowPrivate: true, timeoutMs: 10_000, resolve: slowResolve });
+    // Another endpoint waits only for the two lookups already running, not for the abandoned ones.
+    expect(await send('/ok', patient, 'fast.example')).toMatchObject({ statusCode: 204, error: null });
+    expect(started).toEqual(['slow1.example', 'slow2.example', 'fast.example']);
+  });
+
   it.each([
     ['an unrequested 101 Switching Protocols', 'HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n', { statusCode: 101, error: 'answered with a protocol switch' }],
     ['a connection closed before any answer', '', { statusCode: null, error: 'connection reset' }],
