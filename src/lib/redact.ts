@@ -7,7 +7,7 @@
  * position is scanned twice.
  */
 const TOKEN_SHAPED = /rz[as]?_[0-9A-Za-z]{8,}|whsec_[0-9A-Za-z+/]{8,}|eyJ[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*){0,2}/g;
-const REDACTED = '[REDACTED]';
+export const REDACTED = '[REDACTED]';
 
 /**
  * Token shapes replaced, nothing else touched: safe on text whose syntax must survive, such as a
@@ -20,15 +20,20 @@ const PERCENT_ESCAPES = /(?:%[0-9A-Fa-f]{2})+/g;
 /** Enough for a value encoded twice over and then some; each pass is linear. */
 const MAX_DECODES = 4;
 
-/** One round of percent-decoding that never throws: a run that is not UTF-8 is read as Latin-1. */
+/**
+ * One round of percent-decoding that never throws: each run of escapes is decoded as UTF-8, bytes
+ * that are not UTF-8 becoming U+FFFD. No exception per bad run: a URL made of thousands of them
+ * (`%ffx%ffx…`) cost decodeURIComponent's throw and catch each, tens of milliseconds a request.
+ */
 function decodeOnce(text: string): string {
-  return text.replace(PERCENT_ESCAPES, (run) => {
-    try {
-      return decodeURIComponent(run);
-    } catch {
-      return Buffer.from(run.replaceAll('%', ''), 'hex').toString('latin1');
-    }
-  });
+  return text.replace(PERCENT_ESCAPES, (run) => Buffer.from(run.replaceAll('%', ''), 'hex').toString('utf8'));
+}
+
+/** `text` percent-decoded up to {@link MAX_DECODES} times over; null when it is still encoded after that. */
+export function percentDecoded(text: string): string | null {
+  let decoded = text;
+  for (let i = 0; i < MAX_DECODES && PERCENT_ESCAPE.test(decoded); i++) decoded = decodeOnce(decoded);
+  return PERCENT_ESCAPE.test(decoded) ? null : decoded;
 }
 
 /**
@@ -41,9 +46,8 @@ function decodeOnce(text: string): string {
  */
 export function redactSecrets(text: string): string {
   if (!PERCENT_ESCAPE.test(text)) return redactShapes(text);
-  let decoded = text;
-  for (let i = 0; i < MAX_DECODES && PERCENT_ESCAPE.test(decoded); i++) decoded = decodeOnce(decoded);
-  if (PERCENT_ESCAPE.test(decoded)) return REDACTED;
+  const decoded = percentDecoded(text);
+  if (decoded === null) return REDACTED;
   const redacted = redactShapes(decoded);
   return redacted === decoded ? redactShapes(text) : redacted;
 }
