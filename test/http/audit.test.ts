@@ -162,6 +162,23 @@ describe('GET /api/audit', () => {
     expect((await newest(user, 'token.created'))?.user_agent).toBe('curl/8.0 (key [REDACTED])');
   });
 
+  it('stored a percent-encoded token in the user agent as it came: now redacted, in the audit log and the sessions alike', async () => {
+    const user = await signup(t);
+    const { token } = await createApiToken(t, user.jwt);
+    const encoded = `curl/8.0 (key %72${token.slice(1)})`;
+    await send('POST', '/api/tokens', { name: 'encoded agent' }, user.jwt, encoded);
+    expect((await newest(user, 'token.created'))?.user_agent).toBe('curl/8.0 (key [REDACTED])');
+    // Decoding can reveal a control character: it is removed, and the halves it joins redacted.
+    const login = await t.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      headers: { 'content-type': 'application/json', 'user-agent': `curl/8.0 (key ${token.slice(0, 6)}%00${token.slice(6)})` },
+      payload: { email: user.email, password: PASSWORD },
+    });
+    const sessions = await json(t, 'GET', '/api/auth/sessions', undefined, login.json().token);
+    expect(sessions.json().sessions.find((s: { current: boolean }) => s.current)?.user_agent).toBe('curl/8.0 (key [REDACTED])');
+  });
+
   it('shows each user only their own events', async () => {
     const [a, b] = [await signup(t), await signup(t)];
     await createApiToken(t, a.jwt);
