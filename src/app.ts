@@ -40,6 +40,9 @@ export interface AppOptions {
   readonly logStream?: DestinationStream;
 }
 
+/** The whole request (line, headers, body) must arrive within this; then 408 request_timeout. */
+const REQUEST_TIMEOUT_MS = 10_000;
+
 /**
  * Builds the HTTP application over ready services. Never listens: tests drive it with `inject()`,
  * the server module calls `listen()`.
@@ -57,15 +60,18 @@ export async function createApp(services: Services, options: AppOptions = {}): P
     // A client-chosen request id could collide or inject into logs: always make our own.
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT,
-    // Slow bodies: the whole request must arrive within 10 s.
-    requestTimeout: 10_000,
+    // Slow requests: the whole request must arrive within 10 s (and in `http` below, where Node
+    // reads it: set only afterwards, as this option does, it never applied to a stalled body).
+    requestTimeout: REQUEST_TIMEOUT_MS,
     return503OnClosing: true,
     // Long or badly encoded path segments are malformed ids: our 404, not Fastify's 414/400 bodies.
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     clientErrorHandler,
     // Node answers a request without Host with an empty 400 of its own; http/framing.ts refuses it
     // with a problem body and the usual headers instead.
-    http: { requireHostHeader: false },
+    // Node checks requestTimeout every connectionsCheckingInterval (30 s by default, which let a
+    // stalled request hold its connection for up to 40 s): every second instead.
+    http: { requireHostHeader: false, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
     frameworkErrors: (error, request, reply) => sendProblem(request, reply, error.code === 'FST_ERR_BAD_URL' ? notFound() : toProblem(error)),
     ajv: {
       customOptions: {

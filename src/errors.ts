@@ -69,6 +69,12 @@ export const PROBLEMS = {
     detail: 'The request body is larger than 16 KiB.',
     explanation: 'Request bodies are limited to 16 KiB.',
   },
+  request_timeout: {
+    status: 408,
+    title: 'Request timeout',
+    detail: 'The request did not arrive whole within 10 seconds.',
+    explanation: 'The request line, headers and body together must arrive within 10 seconds of the first byte; a slower request is answered with this and its connection closed.',
+  },
   headers_too_large: {
     status: 431,
     title: 'Request headers too large',

@@ -4,6 +4,13 @@ import { requestId } from '../lib/ids.js';
 import { STATUS_CODES } from 'node:http';
 import { problemBody } from './problem.js';
 
+function clientProblem(code: string | undefined): ProblemError {
+  if (code === 'HPE_HEADER_OVERFLOW') return new ProblemError('headers_too_large');
+  // Node's requestTimeout (set in app.ts) ran out before the request arrived whole.
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new ProblemError('request_timeout');
+  return new ProblemError('validation_failed', { detail: 'The request is not valid HTTP.' });
+}
+
 /**
  * Requests Node's HTTP parser refuses before Fastify sees them (oversized headers, malformed
  * request lines) still get a problem+json body and the usual headers, then the connection closes.
@@ -13,9 +20,7 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
     socket.destroy();
     return;
   }
-  const problem = new ProblemError(error.code === 'HPE_HEADER_OVERFLOW' ? 'headers_too_large' : 'validation_failed', {
-    detail: error.code === 'HPE_HEADER_OVERFLOW' ? undefined : 'The request is not valid HTTP.',
-  });
+  const problem = clientProblem(error.code);
   const id = requestId();
   const body = JSON.stringify(problemBody(problem, id));
   socket.end(

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/app.js';
@@ -51,6 +52,38 @@ describe('HTTP framing over a real socket', () => {
       expect((await send(['GET /api/me HTTP/1.1', 'Host: localhost', `Authorization: Bearer ${token}`])).status).toBe(200);
       expect((await send(['GET /api/me HTTP/1.0', `Authorization: Bearer ${token}`])).status).toBe(200);
     });
+  });
+
+  describe('slow requests', () => {
+    /** Writes `partial` and never the rest; resolves with what the server answers and when it closed. */
+    const stalled = (partial: string) =>
+      new Promise<{ text: string; ms: number }>((resolve, reject) => {
+        const started = Date.now();
+        const chunks: Buffer[] = [];
+        const socket = connect(server.port, '127.0.0.1', () => socket.write(partial));
+        socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+        socket.on('error', (error) => (chunks.length === 0 ? reject(error) : undefined));
+        socket.on('close', () => resolve({ text: Buffer.concat(chunks).toString('latin1'), ms: Date.now() - started }));
+      });
+
+    it(
+      'a request that stopped arriving held its connection for up to 40 s and was answered 400 "not valid HTTP": now a 408 problem after about 10 s',
+      async () => {
+        const [body, head] = await Promise.all([
+          stalled('POST /api/auth/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{'),
+          stalled('GET /api/me HTTP/1.1\r\nHost: localhost\r\nX-Slow: '),
+        ]);
+        for (const { text, ms } of [body, head]) {
+          expect(text).toMatch(/^HTTP\/1\.1 408 /);
+          expect(text).toMatch(/content-type: application\/problem\+json/i);
+          expect(text).toContain('"code":"request_timeout"');
+          // requestTimeout is 10 s, checked every second.
+          expect(ms).toBeGreaterThanOrEqual(9_000);
+          expect(ms).toBeLessThan(16_000);
+        }
+      },
+      25_000,
+    );
   });
 
   describe('Expect', () => {
