@@ -17,7 +17,9 @@ interface RequestLike {
   readonly raw: { readonly rawHeaders: readonly string[] };
   /** The client address, after the instance's `trustProxy` setting. */
   readonly ip: string;
-  caller: Caller | null;
+  /** The matched route's options (its `config` holds `rzAuth`); Fastify 4.10 and later. */
+  readonly routeOptions: { readonly config?: unknown };
+  caller?: Caller | null;
 }
 
 interface ReplyLike {
@@ -30,12 +32,12 @@ type Hook = (request: RequestLike, reply: ReplyLike) => Promise<unknown>;
 
 interface RouteOptionsLike {
   readonly config?: unknown;
-  onRequest?: unknown;
 }
 
 export interface FastifyLike {
   decorateRequest(name: 'caller', value: null): unknown;
   addHook(name: 'onRoute', hook: (route: RouteOptionsLike) => void): unknown;
+  addHook(name: 'onRequest', hook: Hook): unknown;
 }
 
 export type FastifyPlugin = ((instance: FastifyLike, options: unknown, done: (error?: Error) => void) => void) & {
@@ -52,8 +54,19 @@ function routeAuthOf(config: unknown): readonly string[] | null {
   return scopes as string[];
 }
 
-function hookFor(core: VerifierCore, scopes: readonly string[]): Hook {
+/** Each route's scopes, read from its config once (configs are the route's own objects). */
+const scopesOfConfig = new WeakMap<object, readonly string[] | null>();
+function scopesOf(config: unknown): readonly string[] | null {
+  if (typeof config !== 'object' || config === null) return null;
+  let scopes = scopesOfConfig.get(config);
+  if (scopes === undefined) scopesOfConfig.set(config, (scopes = routeAuthOf(config)));
+  return scopes;
+}
+
+function hookFor(core: VerifierCore): Hook {
   return async (request, reply) => {
+    const scopes = scopesOf(request.routeOptions.config);
+    if (scopes === null) return undefined;
     try {
       const caller = await core.verify(authorizationOf({ headers: request.headers, rawHeaders: request.raw.rawHeaders }), request.ip);
       core.requireScopes(caller, ...scopes);
@@ -68,19 +81,20 @@ function hookFor(core: VerifierCore, scopes: readonly string[]): Hook {
 
 /**
  * Decorates every request with `caller` (null until authenticated) and authenticates the routes
- * declared with the `rzAuth` option in an onRequest hook: before the body is read, so a refused
- * request costs no parsing. Marked skip-override (as fastify-plugin does) so the decoration and
- * the hook reach the routes of the instance it is registered on.
+ * declared with the `rzAuth` option in an onRequest hook of the instance: before the body is read,
+ * so a refused request costs no parsing, and before the route's own hooks. The hook reads the
+ * matched route's config on each request, so it covers every route of the instance and of its
+ * children, declared before or after the plugin (a hook attached route by route when declared
+ * missed routes declared first, or while the plugin's registration was still queued). Marked
+ * skip-override (as fastify-plugin does) so the decoration and the hook reach the instance it is
+ * registered on. A route's bad option throws when the route is declared after the plugin, at the
+ * first request otherwise.
  */
 export function fastifyPluginFor(core: VerifierCore): FastifyPlugin {
   const plugin = (instance: FastifyLike, _options: unknown, done: (error?: Error) => void): void => {
     instance.decorateRequest('caller', null);
-    instance.addHook('onRoute', (route) => {
-      const scopes = routeAuthOf(route.config);
-      if (scopes === null) return;
-      const existing = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
-      route.onRequest = [hookFor(core, scopes), ...existing];
-    });
+    instance.addHook('onRoute', (route) => void scopesOf(route.config));
+    instance.addHook('onRequest', hookFor(core));
     done();
   };
   return Object.assign(plugin, { [Symbol.for('skip-override')]: true, [Symbol.for('fastify.display-name')]: '@rz-auth/verify' });

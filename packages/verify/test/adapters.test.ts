@@ -96,6 +96,27 @@ describe('fastifyPlugin', () => {
     () => port(app.server),
   );
 
+  it('a route declared before the plugin, or while its registration was still queued, was served without a token: now refused', async () => {
+    const other = Fastify();
+    other.get('/before', { config: { rzAuth: true } }, async () => ({ served: true }));
+    // Registered without await, as Fastify allows: the route below is declared before the plugin runs.
+    void other.register(verifier.fastifyPlugin);
+    other.get('/queued', { config: { rzAuth: { scopes: ['games:publish'] } } }, async () => ({ served: true }));
+    await other.register(async (child) => {
+      child.get('/child', { config: { rzAuth: true } }, async () => ({ served: true }));
+    });
+    other.get('/open', async () => ({ served: true }));
+    await other.ready();
+    for (const url of ['/before', '/queued', '/child']) {
+      const res = await other.inject({ url });
+      expect([url, res.statusCode, res.headers['www-authenticate']]).toEqual([url, 401, 'Bearer realm="rz"']);
+      const withToken = await other.inject({ url, headers: { authorization: `Bearer ${scoped}` } });
+      expect([url, withToken.statusCode]).toEqual([url, 200]);
+    }
+    expect((await other.inject({ url: '/open' })).statusCode).toBe(200);
+    await other.close();
+  });
+
   it('refuses a bad route option when the route is declared', async () => {
     const other = Fastify();
     await other.register(verifier.fastifyPlugin);
