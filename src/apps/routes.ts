@@ -56,13 +56,14 @@ export function appRoutes(app: Http, apps: AppService, catalogue: ScopeCatalogue
       operationId: 'registerApp',
       tags: ['apps'],
       summary: 'Register an app; the response carries its first app token',
-      description: 'The app token value is in this response only. Issue more with POST /api/apps/{id}/tokens.',
+      description:
+        "The app token value is in this response only. Issue more with POST /api/apps/{id}/tokens. Made with an API token, the app token gets only scopes that token holds, its allow-list and no later expiry.",
       auth: { api: 'apps:write' },
       body: RegisterAppBody,
       success: { 201: { description: 'Registered: the app and its first app token.', schema: RegisteredApp } },
     }),
     handler: async (request, reply) => {
-      const { app: created, token } = await apps.register(principalOf(request).user.id, request.body, contextOf(request));
+      const { app: created, token } = await apps.register(principalOf(request), request.body, contextOf(request));
       return reply.code(201).send({ ...record(created), token: token.value, token_id: token.tokenId });
     },
   });
@@ -113,7 +114,8 @@ export function appRoutes(app: Http, apps: AppService, catalogue: ScopeCatalogue
       operationId: 'issueAppToken',
       tags: ['apps'],
       summary: 'Issue an additional app token',
-      description: 'To replace a token without downtime, rotate it with POST /api/tokens/{token_id}/rotate and a grace period.',
+      description:
+        'To replace a token without downtime, rotate it with POST /api/tokens/{token_id}/rotate and a grace period. Made with an API token, the app token gets only scopes that token holds, networks inside its allow-list (its list when none is given) and no later expiry.',
       auth: { api: 'apps:write' },
       params: IdParams,
       body: issueTokenBody(catalogue),
@@ -123,7 +125,7 @@ export function appRoutes(app: Http, apps: AppService, catalogue: ScopeCatalogue
     handler: async (request, reply) => {
       // Validated against the body schema whenever a body was sent; without one there are no scopes.
       const input: IssueAppTokenInput = request.body ?? {};
-      return reply.code(201).send(issued(await apps.issueToken(principalOf(request).user.id, request.params.id, input, contextOf(request))));
+      return reply.code(201).send(issued(await apps.issueToken(principalOf(request), request.params.id, input, contextOf(request))));
     },
   });
 }

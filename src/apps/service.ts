@@ -7,6 +7,7 @@ import { type FieldError, insufficientScope, notFound, validationFailed } from '
 import { isUuid } from '../lib/ids.js';
 import { cleanLabel, cleanText } from '../lib/text.js';
 import type { ScopeCatalogue } from '../scopes/catalogue.js';
+import { narrows } from '../tokens/cidrs.js';
 import { impliedExpiry, NO_POLICY, type TokenPolicy } from '../tokens/policy.js';
 import { isFieldError, mintToken, requestedCidrs, tokenDetails } from '../tokens/service.js';
 import type { NewToken } from '../tokens/store.js';
@@ -35,6 +36,26 @@ export interface IssuedAppToken {
 
 const sorted = (scopes: readonly string[] | undefined): string[] => [...new Set(scopes ?? [])].sort();
 
+/** The limits a new app token takes from who makes it, or the fields that ask for more. */
+type Limits = { readonly allowedCidrs: readonly string[] | null; readonly expiresAt: string | null } | FieldError[];
+
+/**
+ * A user token may give an app token whatever the catalogue allows. An API token (`apps:write`)
+ * gives nothing it lacks itself (§4: no token widens its own scopes): only scopes it holds,
+ * networks inside its own allow-list (its list when none is asked for), and no later expiry.
+ * Otherwise a token limited in scope, network or time could mint an app token free of each.
+ */
+function limitsFrom(maker: Principal, scopes: readonly string[] | undefined, cidrs: readonly string[] | null, expiresAt: string | null): Limits {
+  if (maker.type !== 'api_token') return { allowedCidrs: cidrs, expiresAt };
+  const errors: FieldError[] = [];
+  if (!(scopes ?? []).every((scope) => maker.scopes.includes(scope))) errors.push({ field: 'scopes', message: 'may only hold scopes of the API token making the request' });
+  if (cidrs !== null && !narrows(maker.allowedCidrs, cidrs)) errors.push({ field: 'allowed_cidrs', message: 'must lie inside the networks of the API token making the request' });
+  if (errors.length > 0) return errors;
+  const makerExpiry = maker.expiresAt === null ? null : iso(maker.expiresAt);
+  const earliest = expiresAt === null || (makerExpiry !== null && makerExpiry < expiresAt) ? makerExpiry : expiresAt;
+  return { allowedCidrs: cidrs ?? maker.allowedCidrs, expiresAt: earliest };
+}
+
 /** Rules for apps and their tokens. */
 export class AppService {
   constructor(
@@ -52,19 +73,22 @@ export class AppService {
   }
 
   /** Registers an app and issues its first app token in one transaction. */
-  async register(userId: string, input: RegisterAppInput, context: RequestContext): Promise<{ app: App; token: IssuedAppToken }> {
+  async register(maker: Principal, input: RegisterAppInput, context: RequestContext): Promise<{ app: App; token: IssuedAppToken }> {
+    const userId = maker.user.id;
     const errors: FieldError[] = [];
     const name = cleanLabel(input.name, 'name', 100);
     const description = cleanText(input.description ?? '', 'description', 1000);
     if (typeof name !== 'string') errors.push(name);
     if (typeof description !== 'string') errors.push(description);
     errors.push(...this.catalogue.check('app_token', input.scopes));
-    if (typeof name !== 'string' || typeof description !== 'string' || errors.length > 0) throw validationFailed(errors);
-
     const now = this.clock.now();
+    const limits = limitsFrom(maker, input.scopes, null, this.expiry(now));
+    if (Array.isArray(limits)) errors.push(...limits);
+    if (typeof name !== 'string' || typeof description !== 'string' || Array.isArray(limits) || errors.length > 0) throw validationFailed(errors);
+
     const createdAt = iso(now);
     const app: App = { id: randomUUID(), userId, name, description, createdAt };
-    const fields = { userId, appId: app.id, name, scopes: sorted(input.scopes), createdAt, expiresAt: this.expiry(now), allowedCidrs: null };
+    const fields = { userId, appId: app.id, name, scopes: sorted(input.scopes), createdAt, ...limits };
     const minted = mintToken('app', fields);
     const events = [
       auditEvent({ type: 'app.registered', userId, subject: { type: 'app', id: app.id }, details: { name } }, context, now),
@@ -93,15 +117,18 @@ export class AppService {
   }
 
   /** Issues an additional token for the app (rotation: issue, deploy, then revoke the old one). */
-  async issueToken(userId: string, appId: string, input: IssueAppTokenInput, context: RequestContext): Promise<IssuedAppToken> {
+  async issueToken(maker: Principal, appId: string, input: IssueAppTokenInput, context: RequestContext): Promise<IssuedAppToken> {
+    const userId = maker.user.id;
     const errors = this.catalogue.check('app_token', input.scopes);
     const allowedCidrs = requestedCidrs(input.allowed_cidrs);
     if (isFieldError(allowedCidrs)) errors.push(allowedCidrs);
-    if (isFieldError(allowedCidrs) || errors.length > 0) throw validationFailed(errors);
-    const app = await this.find(userId, appId);
     const now = this.clock.now();
+    const limits = isFieldError(allowedCidrs) ? [] : limitsFrom(maker, input.scopes, allowedCidrs, this.expiry(now));
+    if (Array.isArray(limits)) errors.push(...limits);
+    if (Array.isArray(limits) || errors.length > 0) throw validationFailed(errors);
+    const app = await this.find(userId, appId);
     const createdAt = iso(now);
-    const fields = { userId, appId: app.id, name: app.name, scopes: sorted(input.scopes), createdAt, expiresAt: this.expiry(now), allowedCidrs };
+    const fields = { userId, appId: app.id, name: app.name, scopes: sorted(input.scopes), createdAt, ...limits };
     const minted = mintToken('app', fields);
     if (!(await this.store.insertToken(minted.record, this.tokenCreated(minted.record, context, now)))) throw notFound();
     return { value: minted.value, tokenId: minted.record.id, createdAt };

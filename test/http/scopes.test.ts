@@ -100,6 +100,50 @@ describe('the scope catalogue', () => {
     expect(ids.map((r) => r.id)).toEqual([app.token_id]);
   });
 
+  describe('an API token with apps:write minted app tokens wider than itself: now it gives nothing it lacks', () => {
+    const stored = async (tokenId: string) =>
+      t.services.database.db.selectFrom('tokens').select(['scopes', 'allowed_cidrs', 'expires_at']).where('id', '=', tokenId).executeTakeFirstOrThrow();
+    const namedField = (res: Awaited<ReturnType<typeof json>>, field: string) =>
+      expect((expectProblem(res, 400, 'validation_failed').errors as Array<{ field: string }>).map((e) => e.field)).toContain(field);
+
+    it('scopes: only those the API token holds; an app-only scope never', async () => {
+      const writer = (await createApiToken(t, user.jwt, { scopes: ['apps:write'] })).token;
+      const before = await countApps();
+      namedField(await json(t, 'POST', '/api/apps', { name: 'wider', scopes: ['games:publish'] }, writer), 'scopes');
+      namedField(await json(t, 'POST', '/api/apps', { name: 'app-only', scopes: ['scores:write'] }, writer), 'scopes');
+      expect(await countApps()).toBe(before);
+      const app = (await json(t, 'POST', '/api/apps', { name: 'plain' }, writer)).json() as { id: string; token: string };
+      expect(await scopesOf(app.token)).toEqual([]);
+      namedField(await json(t, 'POST', `/api/apps/${app.id}/tokens`, { scopes: ['games:publish'] }, writer), 'scopes');
+      const publisher = (await createApiToken(t, user.jwt, { scopes: ['apps:write', 'games:publish'] })).token;
+      const allowed = await json(t, 'POST', `/api/apps/${app.id}/tokens`, { scopes: ['games:publish'] }, publisher);
+      expect(allowed.statusCode, allowed.body).toBe(201);
+      expect(await scopesOf(allowed.json().token)).toEqual(['games:publish']);
+      // A user token gives whatever the catalogue allows, as before.
+      expect((await json(t, 'POST', `/api/apps/${app.id}/tokens`, { scopes: ['scores:write'] }, user.jwt)).statusCode).toBe(201);
+    });
+
+    it('networks: inside the API token\'s allow-list, which the app token takes when it asks for none', async () => {
+      const fenced = (await createApiToken(t, user.jwt, { scopes: ['apps:write'], allowed_cidrs: ['127.0.0.0/8'] })).token;
+      const app = (await json(t, 'POST', '/api/apps', { name: 'fenced' }, fenced)).json() as { id: string; token_id: string };
+      expect((await stored(app.token_id)).allowed_cidrs).toBe('["127.0.0.0/8"]');
+      namedField(await json(t, 'POST', `/api/apps/${app.id}/tokens`, { allowed_cidrs: ['0.0.0.0/0'] }, fenced), 'allowed_cidrs');
+      const inside = await json(t, 'POST', `/api/apps/${app.id}/tokens`, { allowed_cidrs: ['127.0.0.1/32'] }, fenced);
+      expect(inside.statusCode, inside.body).toBe(201);
+      expect((await stored(inside.json().token_id)).allowed_cidrs).toBe('["127.0.0.1/32"]');
+    });
+
+    it('lifetime: no later than the API token\'s own expiry', async () => {
+      const expiresAt = new Date(Date.now() + 2 * 3600_000).toISOString();
+      const brief = (await createApiToken(t, user.jwt, { scopes: ['apps:write'], expires_at: expiresAt })).token;
+      const app = (await json(t, 'POST', '/api/apps', { name: 'brief' }, brief)).json() as { id: string; token_id: string };
+      expect(Date.parse((await stored(app.token_id)).expires_at ?? '')).toBe(Date.parse(expiresAt));
+      const issued = (await json(t, 'POST', `/api/apps/${app.id}/tokens`, undefined, brief)).json() as { token_id: string };
+      expect(Date.parse((await stored(issued.token_id)).expires_at ?? '')).toBe(Date.parse(expiresAt));
+      expect((await stored((await registerApp(t, user.jwt)).token_id)).expires_at).toBeNull();
+    });
+  });
+
   it('POST /api/apps/{id}/tokens refuses an unknown field, a form body and another user\'s app as before', async () => {
     const app = await registerApp(t, user.jwt);
     expectProblem(await json(t, 'POST', `/api/apps/${app.id}/tokens`, { scope: ['scores:write'] }, user.jwt), 400, 'validation_failed');
