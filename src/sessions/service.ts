@@ -54,7 +54,8 @@ export class AccountSecurity {
   /**
    * Sets a new password and ends every other session of the user, on every instance before this
    * returns: the usual reason to change a password is that someone else may know it.
-   * @throws invalid_credentials for a wrong current password, validation_failed naming new_password
+   * @throws invalid_credentials for a wrong current password, validation_failed naming new_password,
+   * invalid_token when a change from another session ended this one first
    */
   async changePassword(principal: Principal, currentPassword: string, newPassword: string, context: RequestContext): Promise<void> {
     const user = await this.verifiedUser(principal, currentPassword);
@@ -67,7 +68,8 @@ export class AccountSecurity {
       auditEvent({ type: 'password.changed', userId: user.id, subject: { type: 'user', id: user.id }, details: { sessions_ended: ended.length } }, context, now),
       ...sessionsEnded(user.id, ended, 'password_changed', context, now),
     ];
-    await this.deps.sessions.replacePassword(user.id, hash, principal.credentialId, iso(now), events);
+    // Ended by a change from another session that committed first: this token no longer counts.
+    if ((await this.deps.sessions.replacePassword(user.id, hash, principal.credentialId, iso(now), events)) === null) throw invalidToken();
     await this.deps.feed.committed('session', principal.credentialId);
   }
 

@@ -5,6 +5,9 @@ import { recordChange } from '../changes/store.js';
 import { isPostgres } from '../db/dialect.js';
 import type { SessionsTable, Tables } from '../db/tables.js';
 
+/** Rolls back a password change whose session was ended by a change that committed first. */
+const SESSION_ENDED = new Error('the session was ended meanwhile');
+
 /** The server side of a user token: one per login, revoked at logout. */
 export interface Session {
   readonly id: string;
@@ -178,13 +181,24 @@ export class SessionStore {
 
   /**
    * Sets a user's password hash and revokes every other session of theirs in one transaction: a
-   * password changed because it leaked must never leave a session opened with it alive.
+   * password changed because it leaked must never leave a session opened with it alive. Null, and
+   * nothing changed, when the session `keep` was ended meanwhile: two changes racing from two
+   * sessions both answered 204, and the one committed last (from a session the first had ended)
+   * set the password. The user row is locked first, as every password change and login does, so
+   * the session is read after any change that committed before this one.
    */
-  async replacePassword(userId: string, passwordHash: string, keep: string, at: string, events: SessionEvents = none): Promise<string[]> {
-    return this.db.transaction().execute(async (trx) => {
-      await trx.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', userId).execute();
-      return revokeAndRecord(trx, userId, at, { except: keep }, events);
-    });
+  async replacePassword(userId: string, passwordHash: string, keep: string, at: string, events: SessionEvents = none): Promise<string[] | null> {
+    try {
+      return await this.db.transaction().execute(async (trx) => {
+        await trx.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', userId).execute();
+        const live = await trx.selectFrom('sessions').select('id').where('id', '=', keep).where('revoked_at', 'is', null).executeTakeFirst();
+        if (!live) throw SESSION_ENDED;
+        return revokeAndRecord(trx, userId, at, { except: keep }, events);
+      });
+    } catch (error) {
+      if (error === SESSION_ENDED) return null;
+      throw error;
+    }
   }
 
   /** Records when sessions were last used; never moves a time backwards. */

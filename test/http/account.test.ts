@@ -101,6 +101,24 @@ describe('accounts: password, sessions, deletion', () => {
       await login(t, user.email);
     });
 
+    it('two changes racing from two sessions both answered 204, and the one committed last set the password: now the loser is refused', async () => {
+      for (let trial = 0; trial < 4; trial++) {
+        const owner = await signup(t);
+        const intruder = await login(t, owner.email);
+        const change = (jwt: string, newPassword: string) => json(t, 'POST', '/api/auth/password', { current_password: PASSWORD, new_password: newPassword }, jwt);
+        const [mine, theirs] = await Promise.all([change(owner.jwt, NEW_PASSWORD), change(intruder, `${NEW_PASSWORD} of the intruder`)]);
+        const statuses = [mine.statusCode, theirs.statusCode].sort();
+        expect(statuses, `${mine.body} ${theirs.body}`).toEqual([204, 401]);
+        const winner = mine.statusCode === 204 ? NEW_PASSWORD : `${NEW_PASSWORD} of the intruder`;
+        const loser = mine.statusCode === 204 ? theirs : mine;
+        // Its session was ended by the winner: invalid_token; or, refused after, the old password no longer matched.
+        expect(['invalid_token', 'invalid_credentials']).toContain(loser.json().code);
+        // The password of the answer that said 204 is the one that works, and only its session lives.
+        await login(t, owner.email, winner);
+        expect([(await me(t, owner.jwt)).statusCode, (await me(t, intruder)).statusCode].sort()).toEqual([200, 401]);
+      }
+    });
+
     it('401 invalid_credentials for a wrong current password; nothing changes', async () => {
       const user = await signup(t);
       const other = await login(t, user.email);
