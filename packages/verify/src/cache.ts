@@ -92,3 +92,40 @@ export class CallerCache {
     return this.entries.size;
   }
 }
+
+/**
+ * Tokens rz-auth answered inactive, kept a short while so a client that keeps sending a revoked or
+ * made-up token costs one introspection a minute, not one a request. An inactive answer never
+ * turns active (token values are never reissued; a revocation, an expiry, a logout are final), so
+ * no event has to clear it. Bounded apart from the answers about callers: a flood of made-up tokens
+ * pushes out only other refusals, never a caller's cached answer.
+ */
+export class RefusalCache {
+  private readonly until = new Map<string, number>();
+
+  constructor(
+    private readonly maxEntries: number,
+    private readonly ttlMs: number,
+  ) {}
+
+  has(token: string, now: number): boolean {
+    const until = this.until.get(token);
+    if (until === undefined) return false;
+    if (until > now) return true;
+    this.until.delete(token);
+    return false;
+  }
+
+  add(token: string, now: number): void {
+    this.until.delete(token);
+    if (this.until.size >= this.maxEntries) {
+      const oldest = this.until.keys().next();
+      if (!oldest.done) this.until.delete(oldest.value);
+    }
+    this.until.set(token, now + this.ttlMs);
+  }
+
+  clear(): void {
+    this.until.clear();
+  }
+}

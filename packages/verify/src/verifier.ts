@@ -1,5 +1,5 @@
 import type { EventSourceMessage } from 'eventsource-parser';
-import { CallerCache } from './cache.js';
+import { CallerCache, RefusalCache } from './cache.js';
 import { type Caller, checkScopeNames, holds } from './caller.js';
 import { VerifyError } from './errors.js';
 import { EventFeed } from './events.js';
@@ -34,8 +34,15 @@ export interface VerifierCore {
  * `generation` moves on every event and every change of the stream's state; an answer fetched
  * across such a move is returned but not cached, since the event may concern it.
  */
+/** Inactive answers kept at once, and for how long. */
+const REFUSALS_KEPT = 1000;
+const REFUSAL_TTL_MS = 60_000;
+
 export class Engine implements VerifierCore {
   private readonly cache: CallerCache;
+  private readonly refusals = new RefusalCache(REFUSALS_KEPT, REFUSAL_TTL_MS);
+  /** Lookups under way, by token: requests with the same uncached token wait for one introspection. */
+  private readonly lookups = new Map<string, { readonly answer: Promise<Caller>; readonly generation: number }>();
   private readonly jwt: JwtVerifier;
   private readonly feed: EventFeed;
   private generation = 0;
@@ -70,13 +77,8 @@ export class Engine implements VerifierCore {
     if (!parsed.ok) throw this.error(parsed.code);
     const { token } = parsed;
     const known = this.feed.connected ? this.cache.get(token, Date.now()) : undefined;
-    if (known === 'revoked') throw this.error('invalid_token');
-    let caller = known;
-    if (!caller) {
-      const generation = this.generation;
-      caller = await this.lookUp(token);
-      if (this.feed.connected && generation === this.generation) this.cache.set(token, caller, Date.now());
-    }
+    if (known === 'revoked' || (this.feed.connected && this.refusals.has(token, Date.now()))) throw this.error('invalid_token');
+    const caller = known ?? (await this.sharedLookUp(token));
     // Every request, cached answers too: the list is about this request's address.
     if (!admits(caller, clientAddress)) throw this.error('invalid_token');
     return caller;
@@ -91,6 +93,29 @@ export class Engine implements VerifierCore {
   async close(): Promise<void> {
     await this.feed.close();
     this.forgetAll();
+  }
+
+  /**
+   * One lookup per token at a time, its answer cached (an inactive one as a refusal) unless an
+   * event or a change of the stream's state came between its start and its end.
+   */
+  private async sharedLookUp(token: string): Promise<Caller> {
+    let lookup = this.lookups.get(token);
+    if (!lookup) {
+      const started = { answer: this.lookUp(token), generation: this.generation };
+      const done = () => void (this.lookups.get(token) === started && this.lookups.delete(token));
+      started.answer.then(done, done);
+      this.lookups.set(token, (lookup = started));
+    }
+    const cacheable = () => this.feed.connected && lookup.generation === this.generation;
+    try {
+      const caller = await lookup.answer;
+      if (cacheable()) this.cache.set(token, caller, Date.now());
+      return caller;
+    } catch (error) {
+      if (error instanceof VerifyError && error.code === 'invalid_token' && cacheable()) this.refusals.add(token, Date.now());
+      throw error;
+    }
   }
 
   /**
@@ -134,6 +159,7 @@ export class Engine implements VerifierCore {
   private forgetAll(): void {
     this.generation++;
     this.cache.apply({ kind: 'all', revoke: false });
+    this.refusals.clear();
   }
 
   private error(code: VerifyError['code'], cause?: unknown): VerifyError {

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { generateToken } from '../../../src/tokens/format.js';
 import { request, runCli } from '../../../test/helpers/server-process.js';
 import { type Caller, createVerifier, type Verifier, VerifyError } from '../src/index.js';
 import { type Account, apiToken, appToken, login, PASSWORD, refusedSoon, type RzAuth, serviceToken, signup, startRzAuth, verifierOf } from './rz-auth.js';
@@ -148,6 +149,29 @@ describe('refusals', () => {
     const error = await refusal(verifier.verify(header as string | string[] | undefined));
     expect({ code: error.code, status: error.status, wwwAuthenticate: error.wwwAuthenticate }).toEqual({ code, status, wwwAuthenticate: challenge });
     expect(counted.count('/api/introspect') + counted.count('/.well-known/jwks.json')).toBe(0);
+  });
+
+  it('a well-formed unknown token sent again and again, or by many requests at once, cost an introspection each: now one', async () => {
+    const { verifier, counted } = await connected();
+    const unknown = `Bearer ${generateToken('api')}`;
+    const refusals = await Promise.all(Array.from({ length: 20 }, () => refusal(verifier.verify(unknown))));
+    expect(refusals.every((e) => e.code === 'invalid_token')).toBe(true);
+    for (let i = 0; i < 10; i++) expect((await refusal(verifier.verify(unknown))).code).toBe('invalid_token');
+    expect(counted.count('/api/introspect')).toBe(1);
+    // A revoked token the client keeps sending: one introspection after the revocation, not one per request.
+    const token = await apiToken(rz.url, account);
+    await verifier.verify(`Bearer ${token.token}`);
+    expect((await request(rz.url, 'DELETE', `/api/tokens/${token.id}`, { token: account.jwt })).status).toBe(204);
+    await refusedSoon(verifier, token.token);
+    const before = counted.count('/api/introspect');
+    for (let i = 0; i < 10; i++) expect((await refusal(verifier.verify(`Bearer ${token.token}`))).code).toBe('invalid_token');
+    expect(counted.count('/api/introspect') - before).toBeLessThanOrEqual(1);
+    // Requests with the same new token at once share one lookup, and it is cached for all.
+    const fresh = await apiToken(rz.url, account);
+    const start = counted.count('/api/introspect');
+    const callers = await Promise.all(Array.from({ length: 20 }, () => verifier.verify(`Bearer ${fresh.token}`)));
+    expect(new Set(callers.map((c) => c.tokenId))).toEqual(new Set([fresh.id]));
+    expect(counted.count('/api/introspect') - start).toBe(1);
   });
 
   it('a mistyped or made-up API or app token cost an introspection each: its checksum is now checked offline', async () => {
