@@ -205,7 +205,9 @@ export class Authenticator {
         credentialId: claims.sid,
         scopes: ['*'],
         issuedAt: claims.iat * 1000,
-        expiresAt: claims.exp * 1000,
+        // When it stops working: its exp, or sooner the end of its signing key's retirement, so
+        // introspection never tells a service to cache the token past the moment rz-auth refuses it.
+        expiresAt: claims.validUntil,
         app: null,
         allowedCidrs: null,
       },

@@ -37,13 +37,19 @@ describe('a retired signing key on a long-running instance', () => {
 
   it('verifies until its window ends, then stops verifying and leaves the JWKS, without a reload', async () => {
     const retired = t.services.keys.signingKey();
+    const rotatedAt = clock.now();
     const newKid = await t.services.keys.rotate();
     clock.advance(WINDOW_MS - 30_000);
     // A session that outlives the window, so only the key can be what refuses the tokens below.
     const current = await login(t, user.email);
     const sid = String(split(current).payload.sid);
     const early = signedWith(retired.kid, retired.key, sid);
-    expect((await me(t, early)).statusCode, 'inside the window').toBe(200);
+    const inside = await me(t, early);
+    expect(inside.statusCode, 'inside the window').toBe(200);
+    // It said the claim's exp, a day away, so a service caching the introspection kept accepting it.
+    const expiresAt = Date.parse(inside.json().auth.expires_at);
+    expect(expiresAt, 'when it stops working: the end of the key\'s window').toBeLessThanOrEqual(rotatedAt + WINDOW_MS);
+    expect(expiresAt).toBeGreaterThan(clock.now());
     expect(await kids(t)).toEqual(expect.arrayContaining([retired.kid, newKid]));
 
     clock.advance(30_000);
