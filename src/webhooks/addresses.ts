@@ -1,7 +1,7 @@
-import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import type { LookupAddress, LookupOptions } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { validationFailed } from '../errors.js';
-import { inLookupSlot } from './lookup-slots.js';
+import { type Resolution, type Resolve, resolutionFor, resolveIn } from './resolution.js';
 
 /**
  * Where webhooks may be sent. Unless private targets are allowed (WEBHOOK_ALLOW_PRIVATE), an
@@ -15,8 +15,6 @@ export const MAX_WEBHOOK_URL_LENGTH = 2048;
 /** How long registration waits for a host name to resolve. */
 export const RESOLVE_TIMEOUT_MS = 3000;
 
-/** Resolves a host name to all its addresses (IPv4 and IPv6 text). */
-export type Resolve = (host: string) => Promise<string[]>;
 
 const refusedV4 = new BlockList();
 for (const [net, prefix] of [
@@ -110,16 +108,8 @@ export function literalAddress(url: URL): string | null {
   return isIP(host) === 0 ? null : host;
 }
 
-const systemResolve: Resolve = (host) =>
-  new Promise((resolve, reject) => {
-    dnsLookup(host, { all: true, verbatim: true }, (err, addresses) => {
-      if (err) reject(err);
-      else resolve(addresses.map((a) => a.address));
-    });
-  });
-
 /** The addresses of `host`, or null when it does not resolve within the timeout (waiting for a lookup slot included). */
-async function resolveWithin(resolve: Resolve, host: string, ms: number): Promise<string[] | null> {
+async function resolveWithin(how: Resolution, host: string, ms: number): Promise<string[] | null> {
   let timer: NodeJS.Timeout | undefined;
   let waiting = true;
   const timeout = new Promise<null>((done) => {
@@ -127,7 +117,7 @@ async function resolveWithin(resolve: Resolve, host: string, ms: number): Promis
     timer.unref();
   });
   try {
-    return await Promise.race([inLookupSlot(() => resolve(host), () => waiting).catch(() => null), timeout]);
+    return await Promise.race([resolveIn(how, host, () => waiting).catch(() => null), timeout]);
   } finally {
     waiting = false;
     clearTimeout(timer);
@@ -141,8 +131,10 @@ const UNRESOLVED_OR_REFUSED = 'must be a host name that resolves, only to public
 export interface CheckUrlOptions {
   /** WEBHOOK_ALLOW_PRIVATE: skip the address policy (a host name must still resolve). */
   readonly allowPrivate: boolean;
-  /** Injected in tests; defaults to dns.lookup with all addresses. */
+  /** Injected in tests (in a lookup slot, like the system resolver); defaults to {@link resolutionFor}. */
   readonly resolve?: Resolve;
+  /** The DNS servers queried for public names (tests); those of /etc/resolv.conf by default. */
+  readonly dnsServers?: readonly string[];
   readonly timeoutMs?: number;
 }
 
@@ -174,7 +166,8 @@ export async function checkWebhookUrl(raw: string, options: CheckUrlOptions): Pr
     return url;
   }
   if (!options.allowPrivate && isLocalName(url.hostname)) throw refuse(REFUSED_TARGET);
-  const addresses = await resolveWithin(options.resolve ?? systemResolve, url.hostname, options.timeoutMs ?? RESOLVE_TIMEOUT_MS);
+  const how = resolutionFor(options.allowPrivate, options.resolve, options.dnsServers);
+  const addresses = await resolveWithin(how, url.hostname, options.timeoutMs ?? RESOLVE_TIMEOUT_MS);
   // One answer for a name that does not resolve and one that resolves inward: two would tell a user
   // which of the operator's internal names exist.
   if (addresses === null || addresses.length === 0) throw refuse(options.allowPrivate ? 'host name does not resolve' : UNRESOLVED_OR_REFUSED);
@@ -200,13 +193,6 @@ function wantedFamily(options: LookupOptions): 0 | 4 | 6 {
   return 0;
 }
 
-/** dns.lookup with all addresses, as LookupAddress records. */
-function systemLookupAll(host: string, options: LookupOptions): Promise<LookupAddress[]> {
-  return new Promise((resolve, reject) => {
-    dnsLookup(host, { ...options, all: true }, (err, addresses) => (err ? reject(err) : resolve(addresses)));
-  });
-}
-
 /**
  * A `lookup` for node:http/https request options that resolves like dns.lookup (honouring
  * `options.all` and `options.family`) and fails with {@link RefusedAddressError} when ANY address
@@ -215,14 +201,16 @@ function systemLookupAll(host: string, options: LookupOptions): Promise<LookupAd
  * `wanted` tells a lookup still waiting for its slot whether its caller is still there: one whose
  * attempt has timed out meanwhile never starts, so abandoned attempts cannot queue ahead of others.
  */
-export function guardedLookup(allowPrivate: boolean, resolve?: Resolve, wanted?: () => boolean): LookupFunction {
+export function guardedLookup(allowPrivate: boolean, how: Resolution, wanted?: () => boolean): LookupFunction {
   const lookupAll = async (host: string, options: LookupOptions): Promise<LookupAddress[]> => {
-    if (!resolve) return inLookupSlot(() => systemLookupAll(host, options), wanted);
     const family = wantedFamily(options);
-    const all = (await inLookupSlot(() => resolve(host), wanted)).map((address) => ({ address, family: familyOf(address) }));
+    const resolved = isIP(host) === 0 ? await resolveIn(how, host, wanted) : [host];
+    const all = resolved.map((address) => ({ address, family: familyOf(address) }));
     return all.filter((a) => family === 0 || a.family === family);
   };
   return (host, options, callback) => {
+    // Refused by its name alone: no query for it (DNS has no answer for localhost anyway).
+    if (!allowPrivate && isLocalName(host)) return callback(new RefusedAddressError(host), []);
     lookupAll(host, options).then(
       (addresses) => {
         if (!allowPrivate && (isLocalName(host) || addresses.some((a) => isRefusedAddress(a.address)))) {

@@ -1,8 +1,9 @@
 /**
- * Host-name lookups for webhooks that may run at once. dns.lookup runs getaddrinfo on libuv's
+ * Lookups through the system resolver that may run at once (with WEBHOOK_ALLOW_PRIVATE; public
+ * names are DNS queries, which need no slot: resolution.ts). dns.lookup runs getaddrinfo on libuv's
  * thread pool, which argon2 shares (every login), and a lookup cannot be cancelled: a timeout only
- * stops waiting for it. Without a cap, a user registering names whose DNS server never answers
- * could hold every thread of the pool and stall logins. A slot is freed when the lookup really ends.
+ * stops waiting for it. Without a cap, names whose DNS server never answers could hold every
+ * thread of the pool and stall logins. A slot is freed when the lookup really ends.
  */
 export const MAX_LOOKUPS = 2;
 

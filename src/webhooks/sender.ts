@@ -2,7 +2,8 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { VERSION } from '../version.js';
-import { guardedLookup, isRefusedAddress, literalAddress, RefusedAddressError, type Resolve } from './addresses.js';
+import { guardedLookup, isRefusedAddress, literalAddress, RefusedAddressError } from './addresses.js';
+import { type Resolution, type Resolve, resolutionFor } from './resolution.js';
 
 /** What an attempt got back: the status (null when there was none) or why it failed. */
 export interface SendResult {
@@ -24,8 +25,10 @@ export interface SenderOptions {
   readonly timeoutMs: number;
   /** WEBHOOK_ALLOW_PRIVATE. */
   readonly allowPrivate: boolean;
-  /** Injected in tests; dns.lookup otherwise. */
+  /** Injected in tests (in a lookup slot, like the system resolver); see resolutionFor. */
   readonly resolve?: Resolve;
+  /** The DNS servers queried for public names (tests); those of /etc/resolv.conf by default. */
+  readonly dnsServers?: readonly string[];
 }
 
 const UNRESOLVED_OR_REFUSED = 'refused: the host name does not resolve, or not only to public addresses';
@@ -37,10 +40,13 @@ function reasonOf(error: unknown, timeoutMs: number, timedOut: boolean, allowPri
   // two would tell the owner which internal names exist once they point their name at one.
   if (error instanceof RefusedAddressError) return UNRESOLVED_OR_REFUSED;
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  // A DNS query that failed (c-ares: queryA, queryAaaa), whatever its code, is a name that does not resolve.
+  if ((error as NodeJS.ErrnoException | undefined)?.syscall?.startsWith('query')) return allowPrivate ? 'host name does not resolve' : UNRESOLVED_OR_REFUSED;
   switch (code) {
     case 'ECONNREFUSED':
       return 'connection refused';
     case 'ENOTFOUND':
+    case 'ENODATA':
     case 'EAI_AGAIN':
       return allowPrivate ? 'host name does not resolve' : UNRESOLVED_OR_REFUSED;
     case 'ECONNRESET':
@@ -53,13 +59,13 @@ function reasonOf(error: unknown, timeoutMs: number, timedOut: boolean, allowPri
 }
 
 /** One POST: resolves with the status once it arrives (the body is then read, up to a bound, and dropped). */
-function post(target: URL, headers: Readonly<Record<string, string>>, body: string, signal: AbortSignal, options: SenderOptions): Promise<SendResult> {
+function post(target: URL, headers: Readonly<Record<string, string>>, body: string, signal: AbortSignal, options: SenderOptions, how: Resolution): Promise<SendResult> {
   const { timeoutMs, allowPrivate } = options;
   return new Promise((resolve) => {
     const started = performance.now();
     let timedOut = false;
     let settled = false;
-    const lookup: LookupFunction = guardedLookup(allowPrivate, options.resolve, () => !settled && !timedOut && !signal.aborted);
+    const lookup: LookupFunction = guardedLookup(allowPrivate, how, () => !settled && !timedOut && !signal.aborted);
     const finish = (statusCode: number | null, error: string | null) => {
       if (settled) return;
       settled = true;
@@ -111,11 +117,12 @@ function post(target: URL, headers: Readonly<Record<string, string>>, body: stri
  * toward the internal network later (DNS rebinding).
  */
 export function createSender(options: SenderOptions): Send {
+  const how = resolutionFor(options.allowPrivate, options.resolve, options.dnsServers);
   return async (url, headers, body, signal) => {
     const target = new URL(url);
     const literal = literalAddress(target);
     // Node calls `lookup` for names only: an address written in the URL is checked here.
     if (literal !== null && !options.allowPrivate && isRefusedAddress(literal)) return { statusCode: null, error: 'refused: a private or reserved address', durationMs: 0 };
-    return post(target, headers, body, signal, options);
+    return post(target, headers, body, signal, options, how);
   };
 }

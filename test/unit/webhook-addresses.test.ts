@@ -1,10 +1,13 @@
+import { createSocket } from 'node:dgram';
 import type { LookupAddress } from 'node:dns';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { ProblemError } from '../../src/errors.js';
-import { checkWebhookUrl, guardedLookup, isRefusedAddress, RefusedAddressError, type Resolve } from '../../src/webhooks/addresses.js';
+import { checkWebhookUrl, guardedLookup, isRefusedAddress, RefusedAddressError } from '../../src/webhooks/addresses.js';
+import { type Resolve, resolutionFor } from '../../src/webhooks/resolution.js';
 import { lookupsRunning, MAX_LOOKUPS } from '../../src/webhooks/lookup-slots.js';
+import { createSender } from '../../src/webhooks/sender.js';
 
 const PUBLIC_V4 = '93.184.215.14';
 const PUBLIC_V6 = '2606:2800:21f:cb07:6820:80da:af6b:8b2c';
@@ -25,6 +28,38 @@ const dns = fakeDns({
   'localhost.': ['127.0.0.1'],
   'foo.localhost': ['127.0.0.1'],
 });
+
+/** The field message of a refused URL check, or null when it passed. */
+const refusalOf = (check: Promise<unknown>) =>
+  check.then(
+    () => null,
+    (error: ProblemError) => error.errors?.[0]?.message,
+  );
+
+/**
+ * A DNS server on loopback (UDP) answering each query with `answer(qtype)` as its one A or AAAA
+ * record, or with no answer when that is null; `answer` returning undefined leaves it unanswered.
+ */
+async function dnsServer(answer: (type: number) => string | null | undefined): Promise<{ address: string; close: () => void }> {
+  const socket = createSocket('udp4');
+  socket.on('message', (query, peer) => {
+    let end = 12;
+    while (end < query.length && query[end] !== 0) end += (query[end] ?? 0) + 1;
+    const question = query.subarray(12, end + 5);
+    const type = query.readUInt16BE(end + 1);
+    const address = answer(type);
+    if (address === undefined) return;
+    const header = Buffer.alloc(12);
+    query.copy(header, 0, 0, 2);
+    header.writeUInt16BE(0x8180, 2);
+    header.writeUInt16BE(1, 4);
+    header.writeUInt16BE(address === null ? 0 : 1, 6);
+    const record = address === null ? Buffer.alloc(0) : Buffer.concat([Buffer.from([0xc0, 0x0c, 0, type, 0, 1, 0, 0, 0, 60, 0, 4]), Buffer.from(address.split('.').map(Number))]);
+    socket.send(Buffer.concat([header, question, record]), peer.port, peer.address);
+  });
+  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+  return { address: `127.0.0.1:${socket.address().port}`, close: () => socket.close() };
+}
 
 /** The field error a refusal carries, or null when the URL was accepted. */
 async function refusal(raw: string, allowPrivate = false, resolve: Resolve = dns): Promise<string | null> {
@@ -186,6 +221,35 @@ describe('checkWebhookUrl', () => {
     expect(lookupsRunning()).toBe(0);
   });
 
+  it('a name whose DNS server never answered held one of the two lookup slots, stalling every other user\'s registrations: public names are now DNS queries, in no slot', async () => {
+    const silent = await dnsServer(() => undefined);
+    const answering = await dnsServer((type) => (type === 1 ? PUBLIC_V4 : null));
+    const nothing = await dnsServer(() => null);
+    try {
+      const strict = (servers: string[], timeoutMs: number) => ({ allowPrivate: false, dnsServers: servers, timeoutMs });
+      const stalled = Array.from({ length: 4 }, (_, i) => refusalOf(checkWebhookUrl(`https://slow${i}.example.com/`, strict([silent.address], 1500))));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(lookupsRunning()).toBe(0);
+      // Another user's name resolves at once, while the four wait on a server that never answers.
+      const started = Date.now();
+      expect((await checkWebhookUrl('https://hooks.example.com/x', strict([answering.address], 1500))).hostname).toBe('hooks.example.com');
+      expect(Date.now() - started).toBeLessThan(1000);
+      expect(await Promise.all(stalled)).toEqual(Array(4).fill('must be a host name that resolves, only to public addresses'));
+      // The sender resolves the same way: its lookups at connect time hold no slot either.
+      const sender = createSender({ allowPrivate: false, timeoutMs: 300, dnsServers: [silent.address] });
+      const attempt = sender('https://hooks.example.com/x', {}, '{}', new AbortController().signal);
+      expect(lookupsRunning()).toBe(0);
+      expect((await attempt).error).toBe('timed out after 0.3 s');
+      // A name with no address is the same reason as one resolving inward, as at registration.
+      const empty = createSender({ allowPrivate: false, timeoutMs: 1000, dnsServers: [nothing.address] });
+      expect((await empty('https://hooks.example.com/x', {}, '{}', new AbortController().signal)).error).toMatch(/^refused/);
+    } finally {
+      silent.close();
+      answering.close();
+      nothing.close();
+    }
+  });
+
   it('does not resolve a URL refused by its form or an IP literal', async () => {
     const failing: Resolve = () => Promise.reject(new Error('must not be called'));
     expect(await refusal('http://localhost/', false, failing)).toMatch(/loopback/);
@@ -207,7 +271,7 @@ type LookupResult = { err: NodeJS.ErrnoException | null; address: string | Looku
 
 function lookupOnce(allowPrivate: boolean, host: string, options: { all?: boolean; family?: number }, resolve?: Resolve): Promise<LookupResult> {
   return new Promise((done) => {
-    guardedLookup(allowPrivate, resolve)(host, options, (err, address, family) => done({ err, address, family }));
+    guardedLookup(allowPrivate, resolutionFor(allowPrivate, resolve))(host, options, (err, address, family) => done({ err, address, family }));
   });
 }
 
@@ -258,7 +322,7 @@ describe('guardedLookup', () => {
     const { port } = server.address() as AddressInfo;
     const get = (allowPrivate: boolean) =>
       new Promise<number | Error>((done) => {
-        const req = request({ host: 'rebind.example.com', port, path: '/', lookup: guardedLookup(allowPrivate, rebinding) }, (res) => {
+        const req = request({ host: 'rebind.example.com', port, path: '/', lookup: guardedLookup(allowPrivate, resolutionFor(allowPrivate, rebinding)) }, (res) => {
           res.resume();
           done(res.statusCode ?? 0);
         });
