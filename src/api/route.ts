@@ -21,6 +21,11 @@ export interface RouteAuth {
   readonly api?: Scope | 'any';
   readonly app?: boolean;
   readonly service?: boolean;
+  /**
+   * Counted under a key of its own in the caller's policy (opening the event stream), so a budget
+   * spent on one kind of request never keeps the caller from the other.
+   */
+  readonly counter?: string;
 }
 
 /**

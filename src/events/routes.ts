@@ -42,7 +42,9 @@ export function eventRoutes(app: Http, hub: EventHub): void {
       tags: ['platform'],
       summary: 'Stream revocations and other changes (server-sent events)',
       description: DESCRIPTION,
-      auth: { service: true },
+      // Opened apart from introspection's budget: a service whose introspections spent it (a flood
+      // of made-up tokens) can still reconnect the stream that keeps its cache correct.
+      auth: { service: true, counter: 'events' },
       headers: EventHeaders,
       success: {
         200: {

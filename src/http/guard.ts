@@ -52,7 +52,7 @@ export function registerGuard(app: FastifyInstance, authenticator: Authenticator
         await limits.byAddress(request);
         throw error;
       }
-      await limits.byCredential(request, principal);
+      await limits.byCredential(request, principal, auth.counter);
       authorize(principal, auth);
       if (auth.api !== undefined && auth.api !== 'any' && principal.type === 'api_token') authenticator.exercised(principal, auth.api);
       request.principal = principal;

@@ -47,15 +47,16 @@ export class RequestLimits {
   }
 
   /**
-   * Counts one request of an authenticated caller, a platform service under its own policy; null
-   * when the policy is off.
+   * Counts one request of an authenticated caller, a platform service under its own policy, under
+   * the route's `counter` when it has one; null when the policy is off.
    */
-  credential(caller: Caller): Promise<Decision | null> {
-    return this.limiter.consume(caller.type === 'service' ? 'service' : 'credential', credentialKey(caller));
+  credential(caller: Caller, counter?: string): Promise<Decision | null> {
+    const key = counter === undefined ? credentialKey(caller) : `${credentialKey(caller)}:${counter}`;
+    return this.limiter.consume(caller.type === 'service' ? 'service' : 'credential', key);
   }
 
-  async byCredential(request: FastifyRequest, caller: Caller): Promise<void> {
-    this.apply(request, await this.credential(caller));
+  async byCredential(request: FastifyRequest, caller: Caller, counter?: string): Promise<void> {
+    this.apply(request, await this.credential(caller, counter));
   }
 
   private addressOf(request: FastifyRequest): string {

@@ -29,7 +29,7 @@ export const POLICIES = {
   service: {
     env: 'RATE_LIMIT_SERVICE',
     fallback: '60000/60',
-    description: 'Requests of a platform service (introspection, opening the event stream), per service credential.',
+    description: 'Requests of a platform service per service credential: introspections, and openings of the event stream counted apart.',
   },
 } as const;
 

@@ -234,3 +234,38 @@ describe.skipIf(!redisUp)('GET /api/events when Redis loses its data', () => {
     }
   });
 });
+
+describe('GET /api/events and the service rate limit', () => {
+  it('a service whose introspections spent its budget could not reopen its event stream (429): openings are now counted apart', async () => {
+    const server = await startRealServer({ RATE_LIMITS: 'on', RATE_LIMIT_SERVICE: '3/60' });
+    const readers: EventReader[] = [];
+    try {
+      const service = await createService(server);
+      const introspect = () =>
+        fetch(`${server.url}/api/introspect`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${service.token}`, 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'token=rz_made_up',
+        });
+      for (let i = 0; i < 3; i++) expect((await introspect()).status).toBe(200);
+      expect((await introspect()).status).toBe(429);
+      const stream = await openEvents(server.url, service.token);
+      readers.push(stream);
+      expect(stream.status).toBe(200);
+      expect(stream.headers.get('ratelimit-policy')).toBe('"service";q=3;w=60');
+      // Openings have the same quota of their own.
+      for (let i = 0; i < 2; i++) {
+        const again = await openEvents(server.url, service.token);
+        readers.push(again);
+        expect(again.status).toBe(200);
+      }
+      const refused = await openEvents(server.url, service.token);
+      readers.push(refused);
+      expect(refused.status).toBe(429);
+      expect((await introspect()).status).toBe(429);
+    } finally {
+      for (const reader of readers) reader.close();
+      await server.close();
+    }
+  });
+});
