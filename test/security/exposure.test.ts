@@ -202,6 +202,19 @@ describe('exposure of credentials', () => {
       ['HEAD', () => ({ method: 'HEAD', url: '/api/me' })],
       ['OPTIONS', () => ({ method: 'OPTIONS', url: '/api/tokens' })],
     ];
+    it.each([
+      ['PATCH', '/api/me'],
+      ['PUT', '/api/tokens'],
+      ['TRACE', '/api/me'],
+      ['TRACE', '/api/tokens'],
+    ] as const)('%s %s: 405 method_not_allowed with Allow (TRACE was a 404, as if the path did not exist)', async (method, url) => {
+      const res = await t.inject({ method, url });
+      expect(res.statusCode).toBe(405);
+      expect(res.json()).toMatchObject({ code: 'method_not_allowed' });
+      expect(res.headers.allow).toMatch(/^GET, HEAD/);
+      expect(String(res.headers.allow)).not.toContain(method);
+    });
+
     it.each(anyResponse)('%s: nosniff, no X-Powered-By', async (_what, request) => {
       const res = await t.inject(await request());
       expect(res.headers['x-content-type-options']).toBe('nosniff');
