@@ -208,7 +208,8 @@ describe('exposure of credentials', () => {
       ['TRACE', '/api/me'],
       ['TRACE', '/api/tokens'],
     ] as const)('%s %s: 405 method_not_allowed with Allow (TRACE was a 404, as if the path did not exist)', async (method, url) => {
-      const res = await t.inject({ method, url });
+      // light-my-request's method type leaves TRACE out; Fastify and Node route it.
+      const res = await t.inject({ method: method as 'PATCH', url });
       expect(res.statusCode).toBe(405);
       expect(res.json()).toMatchObject({ code: 'method_not_allowed' });
       expect(res.headers.allow).toMatch(/^GET, HEAD/);
