@@ -28,8 +28,8 @@ function fromHeaderBytes(value: string, cut: boolean): string {
 
 /**
  * A User-Agent as recorded and shown back: decoded, token shapes redacted, percent-encoded ones
- * too (a client that puts a token there must not have it stored), controls and bidirectional overrides removed, at most
- * {@link MAX_USER_AGENT} code points; null when absent or empty. The header is cut to a bounded
+ * too (a client that puts a token there must not have it stored), controls and bidirectional
+ * overrides removed, at most {@link MAX_USER_AGENT} code points; null when absent or empty. The header is cut to a bounded
  * prefix first, so the work does not grow with what was sent.
  */
 export function cleanUserAgent(value: string | undefined): string | null {

@@ -15,7 +15,6 @@ export const MAX_WEBHOOK_URL_LENGTH = 2048;
 /** How long registration waits for a host name to resolve. */
 export const RESOLVE_TIMEOUT_MS = 3000;
 
-
 const refusedV4 = new BlockList();
 for (const [net, prefix] of [
   ['0.0.0.0', 8], // this network, unspecified

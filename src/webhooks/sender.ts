@@ -39,16 +39,17 @@ function reasonOf(error: unknown, timeoutMs: number, timedOut: boolean, allowPri
   // One reason for a name that does not resolve and one that resolves inward, as at registration:
   // two would tell the owner which internal names exist once they point their name at one.
   if (error instanceof RefusedAddressError) return UNRESOLVED_OR_REFUSED;
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const { code, syscall } = (error ?? {}) as NodeJS.ErrnoException;
+  const unresolved = allowPrivate ? 'host name does not resolve' : UNRESOLVED_OR_REFUSED;
   // A DNS query that failed (c-ares: queryA, queryAaaa), whatever its code, is a name that does not resolve.
-  if ((error as NodeJS.ErrnoException | undefined)?.syscall?.startsWith('query')) return allowPrivate ? 'host name does not resolve' : UNRESOLVED_OR_REFUSED;
+  if (syscall?.startsWith('query')) return unresolved;
   switch (code) {
     case 'ECONNREFUSED':
       return 'connection refused';
     case 'ENOTFOUND':
     case 'ENODATA':
     case 'EAI_AGAIN':
-      return allowPrivate ? 'host name does not resolve' : UNRESOLVED_OR_REFUSED;
+      return unresolved;
     case 'ECONNRESET':
       return 'connection reset';
     case 'ABORT_ERR':

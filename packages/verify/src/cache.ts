@@ -42,10 +42,21 @@ function matches(caller: Caller, what: Invalidation): boolean {
   }
 }
 
+/** Sets `key` as the newest entry of `map`, the oldest going first once `max` are held. */
+function setBounded<V>(map: Map<string, V>, key: string, value: V, max: number): void {
+  map.delete(key);
+  if (map.size >= max) {
+    const oldest = map.keys().next();
+    if (!oldest.done) map.delete(oldest.value);
+  }
+  map.set(key, value);
+}
+
 /**
  * Answers about tokens, keyed by the token itself, bounded in count (the oldest entry goes first)
- * and in age (never past the token's expiry, so a kept refusal never outlives the token). Invalidation scans every entry: events are rare next to requests, and a scan of the
- * bounded map costs less than keeping an index per field correct.
+ * and in age (never past the token's expiry, so a kept refusal never outlives the token).
+ * Invalidation scans every entry: events are rare next to requests, and a scan of the bounded map
+ * costs less than keeping an index per field correct.
  */
 export class CallerCache {
   private readonly entries = new Map<string, Entry>();
@@ -67,12 +78,7 @@ export class CallerCache {
   set(token: string, caller: Caller, now: number): void {
     const until = Math.min(now + this.maxAgeMs, caller.expiresAt?.getTime() ?? Infinity);
     if (until <= now) return;
-    this.entries.delete(token);
-    if (this.entries.size >= this.maxEntries) {
-      const oldest = this.entries.keys().next();
-      if (!oldest.done) this.entries.delete(oldest.value);
-    }
-    this.entries.set(token, { caller, until, revoked: false });
+    setBounded(this.entries, token, { caller, until, revoked: false }, this.maxEntries);
   }
 
   apply(what: Invalidation): void {
@@ -117,12 +123,7 @@ export class RefusalCache {
   }
 
   add(token: string, now: number): void {
-    this.until.delete(token);
-    if (this.until.size >= this.maxEntries) {
-      const oldest = this.until.keys().next();
-      if (!oldest.done) this.until.delete(oldest.value);
-    }
-    this.until.set(token, now + this.ttlMs);
+    setBounded(this.until, token, now + this.ttlMs, this.maxEntries);
   }
 
   clear(): void {

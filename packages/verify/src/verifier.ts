@@ -29,15 +29,15 @@ export interface VerifierCore {
   close(): Promise<void>;
 }
 
+/** Inactive answers kept at once, and for how long. */
+const REFUSALS_KEPT = 1000;
+const REFUSAL_TTL_MS = 60_000;
+
 /**
  * The engine: answers from the cache while the event stream keeps it correct, else from rz-auth.
  * `generation` moves on every event and every change of the stream's state; an answer fetched
  * across such a move is returned but not cached, since the event may concern it.
  */
-/** Inactive answers kept at once, and for how long. */
-const REFUSALS_KEPT = 1000;
-const REFUSAL_TTL_MS = 60_000;
-
 export class Engine implements VerifierCore {
   private readonly cache: CallerCache;
   private readonly refusals = new RefusalCache(REFUSALS_KEPT, REFUSAL_TTL_MS);
