@@ -195,7 +195,9 @@ describe('refusals', () => {
     const { verifier } = await connected();
     const token = await apiToken(rz.url, account);
     const [head, body, signature] = account.jwt.split('.') as [string, string, string];
-    const tampered = [`${head}.${body.slice(0, -2)}AA.${signature}`, `rz_${'0'.repeat(49)}`, `rza_${'0'.repeat(49)}`, `${token.token.slice(0, -1)}x`];
+    // Each change must differ from what it replaces: a token that already ended in the new character stayed valid.
+    const other = (text: string, n: number) => `${text.slice(0, -n)}${(text.slice(-n) === 'A'.repeat(n) ? 'B' : 'A').repeat(n)}`;
+    const tampered = [`${head}.${other(body, 2)}.${signature}`, `rz_${'0'.repeat(49)}`, `rza_${'0'.repeat(49)}`, other(token.token, 1)];
     const errors = await Promise.all(tampered.map((t) => refusal(verifier.verify(`Bearer ${t}`))));
     for (const error of errors) expect([error.status, error.code, error.wwwAuthenticate]).toEqual([401, 'invalid_token', 'Bearer realm="rz", error="invalid_token"']);
   });
