@@ -8,7 +8,7 @@ function clientProblem(code: string | undefined): ProblemError {
   if (code === 'HPE_HEADER_OVERFLOW') return new ProblemError('headers_too_large');
   // Node's requestTimeout (set in app.ts) ran out before the request arrived whole.
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new ProblemError('request_timeout');
-  return new ProblemError('validation_failed', { detail: 'The request is not valid HTTP.' });
+  return new ProblemError('validation_failed', { detail: 'The request is not valid HTTP.', errors: [{ field: 'request', message: 'is not valid HTTP' }] });
 }
 
 /**

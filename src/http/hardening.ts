@@ -1,9 +1,10 @@
+import { METHODS as NODE_METHODS } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { ProblemError } from '../errors.js';
 import { sendProblem } from './problem.js';
 
-/** The methods an API path answers 405 for, with its Allow list, when it has no route of them. */
-const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE'] as const;
+/** The order of an Allow list. */
+const ALLOW_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
 /** Whether a route path (as registered, e.g. `/api/tokens/:id`) is the API's, not a page's or a probe's. */
 export const isApiRoute = (url: string | undefined): boolean => url !== undefined && /^\/(api|\.well-known)\//.test(url);
@@ -29,18 +30,27 @@ export function collectRoutes(app: FastifyInstance): Map<string, Set<string>> {
 }
 
 export function registerMethodNotAllowed(app: FastifyInstance, routes: Map<string, Set<string>>): void {
+  // Every method Node's parser hands on as a request (CONNECT opens a tunnel instead) is routed, so
+  // an API path answers any method it does not serve (TRACE, QUERY, PROPFIND...) with 405, never
+  // with a 404 as if the path did not exist. Their bodies are never read.
+  for (const method of NODE_METHODS) {
+    if (method !== 'CONNECT' && !app.supportedMethods.includes(method)) app.addHttpMethod(method);
+  }
   for (const [url, methods] of [...routes]) {
-    const allow = METHODS.filter((m) => methods.has(m));
-    const missing = METHODS.filter((m) => !methods.has(m));
+    const allow = ALLOW_ORDER.filter((m) => methods.has(m));
+    const missing = app.supportedMethods.filter((m) => !methods.has(m));
     if (missing.length === 0) continue;
     app.route({
       method: missing,
       url,
       schema: { hide: true },
-      handler: (request, reply) => {
-        reply.header('allow', allow.join(', '));
-        return sendProblem(request, reply, new ProblemError('method_not_allowed'));
+      // Answered before any body is parsed, so no method's own body rule (QUERY's required
+      // Content-Type) comes first.
+      onRequest: (request, reply, done) => {
+        sendProblem(request, reply.header('allow', allow.join(', ')), new ProblemError('method_not_allowed'));
+        done();
       },
+      handler: () => undefined,
     });
   }
 }

@@ -224,9 +224,9 @@ describe('the Authorization header over a real socket', () => {
     expect((await get(`Authorization: Bearer ${token}`)).status).toBe(200);
   });
 
-  it('a request line Node cannot parse is a 400 problem', async () => {
+  it('a request line Node cannot parse is a 400 problem that names the request (its errors array was missing)', async () => {
     const res = await rawRequest(server.port, 'GET /api/me HTTP/9.9\r\nHost: localhost\r\nBad Header Name: x');
     expect(res.status).toBe(400);
-    expect(JSON.parse(res.body)).toMatchObject({ status: 400, code: 'validation_failed' });
+    expect(JSON.parse(res.body)).toMatchObject({ status: 400, code: 'validation_failed', errors: [{ field: 'request', message: 'is not valid HTTP' }] });
   });
 });

@@ -30,6 +30,7 @@ describe('HTTP framing over a real socket', () => {
     expect(res.headers['x-content-type-options']).toBe('nosniff');
     expect(res.headers['cache-control']).toBe('no-store');
     expect(JSON.parse(res.body)).toMatchObject({ status, code, request_id: res.headers['x-request-id'] });
+    if (code === 'validation_failed') expect(JSON.parse(res.body).errors).toEqual([expect.objectContaining({ field: expect.any(String) })]);
   }
 
   describe('Host', () => {

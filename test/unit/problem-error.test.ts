@@ -23,3 +23,11 @@ describe('ProblemError stacks', () => {
     expect(new Error('plain').stack).toMatch(FRAME);
   });
 });
+
+describe('ProblemError fields', () => {
+  it('a validation error that names no field names the request (the contract: validation errors name each bad field)', () => {
+    expect(new ProblemError('validation_failed').errors).toEqual([{ field: 'request', message: 'is not valid' }]);
+    expect(new ProblemError('validation_failed', { errors: [{ field: 'name', message: 'is required' }] }).errors).toEqual([{ field: 'name', message: 'is required' }]);
+    expect(new ProblemError('not_found').errors).toBeUndefined();
+  });
+});
