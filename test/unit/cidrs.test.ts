@@ -26,6 +26,13 @@ describe('network allow-lists', () => {
     expect(list.admits('not an address')).toBe(false);
   });
 
+  it('an IPv4 client is its mapped IPv6 address: an IPv6 network holding the mapped range admits it', () => {
+    expect(new AllowList(['::/0']).admits('203.0.113.7')).toBe(true);
+    expect(new AllowList(['::ffff:0:0/96']).admits('203.0.113.7')).toBe(true);
+    expect(new AllowList(['2001:db8::/32']).admits('203.0.113.7')).toBe(false);
+    expect(new AllowList(['0.0.0.0/0']).admits('2001:db8::1')).toBe(false);
+  });
+
   it('a narrowing keeps every network inside one of the current ones', () => {
     expect(narrows(null, ['0.0.0.0/0'])).toBe(true);
     expect(narrows(['10.0.0.0/8'], ['10.1.0.0/16', '10.2.3.4/32'])).toBe(true);
