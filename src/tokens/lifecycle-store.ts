@@ -27,13 +27,14 @@ type Db = Kysely<Tables> | Transaction<Tables>;
 const activeAt = (now: string) => (eb: ExpressionBuilder<Tables, 'tokens'>) =>
   eb.and([eb('tokens.revoked_at', 'is', null), eb.or([eb('tokens.expires_at', 'is', null), eb('tokens.expires_at', '>', now)])]);
 
-/** The row of `token`, still with the scopes and allow-list it was read with. */
+/** The row of `token`, still with the scopes, allow-list and replacement it was read with. */
 const unchanged = (token: TokenRecord) => (eb: ExpressionBuilder<Tables, 'tokens'>) =>
   eb.and([
     eb('tokens.id', '=', token.id),
     eb('tokens.user_id', '=', token.userId),
     eb('tokens.scopes', '=', JSON.stringify(token.scopes)),
     token.allowedCidrs === null ? eb('tokens.allowed_cidrs', 'is', null) : eb('tokens.allowed_cidrs', '=', JSON.stringify(token.allowedCidrs)),
+    token.replacedBy === null ? eb('tokens.replaced_by', 'is', null) : eb('tokens.replaced_by', '=', token.replacedBy),
   ]);
 
 /** SQL for the token lifecycle: detail, narrowing, rotation, app token lists and the sweeps. */
@@ -96,7 +97,6 @@ export class TokenLifecycleStore {
         .updateTable('tokens')
         .set({ replaced_by: next.id, ...(graceEnd === null ? {} : { expires_at: expiresAt }) })
         .where(unchanged(old))
-        .where('replaced_by', 'is', null)
         .where(activeAt(at))
         .executeTakeFirst();
       if (result.numUpdatedRows === 0n) return false;

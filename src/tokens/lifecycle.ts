@@ -49,11 +49,14 @@ export class TokenLifecycle {
 
   /**
    * Renames or narrows a token: scopes and networks may only shrink. Effective on the next request
-   * on every instance: the change log entry makes every authenticator drop its cached copy.
+   * on every instance: the change log entry makes every authenticator drop its cached copy. A
+   * rotated token is 409, also when the rotation lands between the read and the write.
    */
   async update(userId: string, id: string, input: UpdateTokenInput, context: RequestContext): Promise<TokenDetail> {
     for (let attempt = 1; ; attempt++) {
       const current = await this.detail(userId, id);
+      // A replaced token is on its way out: a narrowing of it would not reach its replacement.
+      if (current.replacedBy !== null) throw conflict('The token was rotated: change its replacement instead.');
       const changes = checkChanges(current, input);
       // A PATCH that names nothing to change changes nothing: no write, no event.
       if (Object.keys(changes).length === 0) return current;

@@ -225,6 +225,29 @@ describe('token lifecycle', () => {
       expect((await json(t, 'GET', '/api/me', undefined, third.token)).statusCode).toBe(200);
     });
 
+    it('a rotated token was still narrowed by PATCH (200) while its replacement kept the wider scopes and networks: now 409, in sequence and in a race', async () => {
+      const wide = { name: 'narrow after rotate', scopes: ['apps:read', 'tokens:read'], allowed_cidrs: ['127.0.0.0/8'] };
+      const narrower = { scopes: ['apps:read'], allowed_cidrs: ['127.0.0.1/32'] };
+      const old = await createApiToken(t, user.jwt, wide);
+      const rotated = (await json(t, 'POST', `/api/tokens/${old.id}/rotate`, { grace_seconds: 600 }, user.jwt)).json();
+      expectProblem(await json(t, 'PATCH', `/api/tokens/${old.id}`, narrower, user.jwt), 409, 'conflict');
+      expectProblem(await json(t, 'PATCH', `/api/tokens/${old.id}`, { name: 'renamed' }, user.jwt), 409, 'conflict');
+      expect((await json(t, 'PATCH', `/api/tokens/${rotated.id}`, narrower, user.jwt)).json()).toMatchObject(narrower);
+
+      for (let round = 0; round < 5; round++) {
+        const raced = await createApiToken(t, user.jwt, wide);
+        const [rotation, patch] = await Promise.all([
+          json(t, 'POST', `/api/tokens/${raced.id}/rotate`, { grace_seconds: 600 }, user.jwt),
+          json(t, 'PATCH', `/api/tokens/${raced.id}`, narrower, user.jwt),
+        ]);
+        expect(rotation.statusCode, rotation.body).toBe(201);
+        const successor = (await json(t, 'GET', `/api/tokens/${rotation.json().id}`, undefined, user.jwt)).json();
+        // Either the narrowing came first and the replacement inherits it, or it lost to the rotation.
+        if (patch.statusCode === 200) expect(successor).toMatchObject(narrower);
+        else expectProblem(patch, 409, 'conflict');
+      }
+    });
+
     it('parallel rotations of one token answered 404 to the losers on PostgreSQL: one wins, every other is 409', async () => {
       const old = await createApiToken(t, user.jwt, { name: 'raced rotation' });
       const answers = await Promise.all(Array.from({ length: 12 }, () => json(t, 'POST', `/api/tokens/${old.id}/rotate`, { grace_seconds: 600 }, user.jwt)));
