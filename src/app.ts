@@ -10,7 +10,7 @@ import { clientErrorHandler } from './http/client-errors.js';
 import { registerDocs, registerOpenApi } from './http/docs.js';
 import { registerFormBodyParser } from './http/form-body.js';
 import { registerGuard } from './http/guard.js';
-import { collectRoutes, registerMethodNotAllowed, registerNotFound } from './http/hardening.js';
+import { collectRoutes, refuseUnexpectedBodies, registerMethodNotAllowed, registerNotFound } from './http/hardening.js';
 import { registerRequestLifecycle } from './http/lifecycle.js';
 import { BODY_LIMIT, registerJsonBodyParser } from './http/json-body.js';
 import { createLogDestination, loggerOptions, registerAccessLog } from './http/logging.js';
@@ -89,6 +89,7 @@ export async function createApp(services: Services, options: AppOptions = {}): P
 
   app.decorate('clientAddress', clientAddress);
   const routes = collectRoutes(app);
+  refuseUnexpectedBodies(app);
   const lifecycle = registerRequestLifecycle(app, services.feed);
   registerAccessLog(app, clientAddress);
   registerProblemHandler(app);

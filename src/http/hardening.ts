@@ -1,6 +1,7 @@
 import { METHODS as NODE_METHODS } from 'node:http';
-import type { FastifyInstance } from 'fastify';
-import { ProblemError } from '../errors.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type FieldError, ProblemError, validationFailed } from '../errors.js';
+import { redactSecrets } from '../lib/redact.js';
 import { sendProblem } from './problem.js';
 
 /** The order of an Allow list. */
@@ -55,3 +56,27 @@ export function registerMethodNotAllowed(app: FastifyInstance, routes: Map<strin
   }
 }
 
+/** What is wrong with a body sent to an operation that takes none; null for none or `{}`. */
+function unexpectedBody(body: unknown): FieldError[] | null {
+  if (body === undefined) return null;
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return [{ field: 'body', message: 'must be absent: this operation takes no body' }];
+  // A field is named after what the client sent, which can be a token: never echo one.
+  const fields = Object.keys(body).map((name) => ({ field: redactSecrets(name), message: 'is not allowed' }));
+  return fields.length === 0 ? null : fields;
+}
+
+/**
+ * An API operation that takes no body refuses one, as the others refuse unknown fields: a client
+ * that sends `{"user_id": …}` to a DELETE must not believe it was heard. `{}` passes (clients that
+ * always send an object). Checked after the guard, so an anonymous caller's body is never read.
+ */
+export function refuseUnexpectedBodies(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    if (!isApiRoute(route.url) || route.schema?.body !== undefined) return;
+    const check = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void => {
+      const fields = unexpectedBody(request.body);
+      done(fields ? validationFailed(fields) : undefined);
+    };
+    route.preValidation = [...[route.preValidation ?? []].flat(), check];
+  });
+}

@@ -389,6 +389,40 @@ describe('hostile request bodies', () => {
     });
   });
 
+  describe('operations that take no body', () => {
+    it.each([
+      ['{"user_id":"00000000-0000-4000-8000-000000000000"}', ['user_id']],
+      ['{"user_id":"x","token_id":"y"}', ['user_id', 'token_id']],
+      ['null', ['body']],
+      ['[]', ['body']],
+      ['"x"', ['body']],
+    ])('a body %s was ignored (204) and the client believed it heard: now 400 naming it, and nothing happens', async (payload, fields) => {
+      const created = (await json(t, 'POST', '/api/tokens', { name: 'bodyless' }, user.jwt)).json() as { id: string; token: string };
+      for (const [method, url] of [
+        ['DELETE', `/api/tokens/${created.id}`],
+        ['DELETE', '/api/auth/sessions'],
+        ['POST', '/api/auth/logout'],
+      ] as const) {
+        const res = await t.inject({ method, url, payload, headers: { 'content-type': 'application/json', ...bearer(user.jwt) } });
+        const body = expectRefused(res, 400, 'validation_failed');
+        expect((body.errors as Array<{ field: string }>).map((e) => e.field)).toEqual(fields);
+      }
+      expect((await json(t, 'GET', '/api/me', undefined, created.token)).statusCode).toBe(200);
+    });
+
+    it('no body, and an empty object, are accepted', async () => {
+      const created = (await json(t, 'POST', '/api/tokens', { name: 'bodyless' }, user.jwt)).json() as { id: string };
+      const other = (await json(t, 'POST', '/api/tokens', { name: 'bodyless' }, user.jwt)).json() as { id: string };
+      expect((await json(t, 'DELETE', `/api/tokens/${created.id}`, undefined, user.jwt)).statusCode).toBe(204);
+      expect((await json(t, 'DELETE', `/api/tokens/${other.id}`, {}, user.jwt)).statusCode).toBe(204);
+    });
+
+    it('an anonymous body is never read: 401 first', async () => {
+      const res = await t.inject({ method: 'DELETE', url: '/api/auth/sessions', payload: '{"user_id":"x"}', headers: { 'content-type': 'application/json' } });
+      expect(res.statusCode).toBe(401);
+    });
+  });
+
   it('no request above made the server log an error', () => {
     expect(t.logs.filter((line) => /"level":(50|60)/.test(line))).toEqual([]);
   });
