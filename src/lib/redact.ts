@@ -1,3 +1,5 @@
+import { withoutControls } from './text.js';
+
 /**
  * Token-shaped strings, wherever they stand (no `\b`: a percent-encoded space or quote before a
  * token is a letter or digit): API, app and service tokens, even with a bad checksum, webhook
@@ -40,7 +42,7 @@ export function percentDecoded(text: string): string | null {
  * Text as logs and error bodies may show it (a URL, a message, a field name a client sent), with
  * every token shape redacted. Percent-encoding can hide a token from the pattern (`%72z_…`,
  * `rz%5F…`, `eyJ…%2E…`), so text with escapes is decoded, up to a few times over; if the decoded
- * text holds a token shape, the decoded text is returned with it redacted, otherwise the text as
+ * text (controls removed) holds a token shape, that text is returned with it redacted, otherwise the text as
  * it came. Text still encoded after that is replaced whole: no client encodes a URL five times
  * over except to hide something.
  */
@@ -48,6 +50,9 @@ export function redactSecrets(text: string): string {
   if (!PERCENT_ESCAPE.test(text)) return redactShapes(text);
   const decoded = percentDecoded(text);
   if (decoded === null) return REDACTED;
-  const redacted = redactShapes(decoded);
-  return redacted === decoded ? redactShapes(text) : redacted;
+  // An escaped control (`rz_ab%00cd…`) splits a token for the pattern but not for a reader: the
+  // decoded text is looked at without them.
+  const bare = withoutControls(decoded);
+  const redacted = redactShapes(bare);
+  return redacted === bare ? redactShapes(text) : redacted;
 }

@@ -7,6 +7,17 @@ import type { FieldError } from '../errors.js';
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 const CONTROL_EXCEPT_NEWLINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
+/**
+ * A credential pasted where a name belongs: a whole API, app or service token, a webhook signing
+ * secret, or a signed JWT. Names are shown in lists, the audit log and webhook deliveries, so one
+ * holding a credential is refused rather than spread. Narrower than the log redaction's shapes: a
+ * name may well start with `rz_` or hold `eyJ`.
+ */
+// Linear: the token and secret are fixed lengths, and a JWT is looked for only where a run of
+// base64url characters starts, so no run is scanned from two starts.
+const CREDENTIAL = /rz[as]?_[0-9A-Za-z]{49}(?![0-9A-Za-z])|whsec_[0-9A-Za-z+/]{32}|(?<![\w-])eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{16}/;
+const NO_CREDENTIAL = 'must not contain a credential (a token, a signing secret or a JWT)';
+
 /** Length in Unicode code points, which is what a person counts. */
 export const codePoints = (value: string): number => [...value].length;
 
@@ -27,6 +38,7 @@ export function cleanLabel(value: string, field: string, max: number): string | 
   if (trimmed === '') return { field, message: 'must not be empty' };
   if (codePoints(trimmed) > max) return { field, message: `must be at most ${max} characters` };
   if (CONTROL.test(trimmed)) return { field, message: 'must not contain control characters' };
+  if (CREDENTIAL.test(trimmed)) return { field, message: NO_CREDENTIAL };
   return trimmed;
 }
 
@@ -34,10 +46,14 @@ export function cleanLabel(value: string, field: string, max: number): string | 
 export function cleanText(value: string, field: string, max: number): string | FieldError {
   if (codePoints(value) > max) return { field, message: `must be at most ${max} characters` };
   if (CONTROL_EXCEPT_NEWLINES.test(value)) return { field, message: 'must not contain control characters' };
+  if (CREDENTIAL.test(value)) return { field, message: NO_CREDENTIAL };
   return value;
 }
 
 const CONTROLS = new RegExp(CONTROL.source, 'g');
+
+/** `value` without control characters and bidirectional overrides; linear. */
+export const withoutControls = (value: string): string => value.replace(CONTROLS, '');
 
 /**
  * Text a client chose that is shown back later but never checked (a User-Agent): control
@@ -45,5 +61,5 @@ const CONTROLS = new RegExp(CONTROL.source, 'g');
  * length first, so the work is linear in `max`, not in what was sent.
  */
 export function printable(value: string, max: number): string {
-  return clip(value.slice(0, 4 * max).replace(CONTROLS, '').trim(), max);
+  return clip(withoutControls(value.slice(0, 4 * max)).trim(), max);
 }

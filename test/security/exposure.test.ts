@@ -168,6 +168,26 @@ describe('exposure of credentials', () => {
     for (const token of Object.values(tokens)) expect(lines).not.toContain(token.slice(-12));
   });
 
+  it('a credential pasted as a name or description was stored and sent on (lists, audit log, webhooks): now 400 naming the field', async () => {
+    const pasted = (value: string) => [value, `my ${value} key`, `name=${value}`];
+    const whsec = `whsec_${'A'.repeat(32)}`;
+    for (const value of [...pasted(tokens.api), ...pasted(tokens.app), ...pasted(tokens.jwt), whsec]) {
+      const made = await json(t, 'POST', '/api/tokens', { name: value }, tokens.jwt);
+      expect(made.statusCode, value).toBe(400);
+      expect(made.json()).toMatchObject({ code: 'validation_failed', errors: [{ field: 'name' }] });
+      expectNoSecret(made.body, 'the 400');
+      const described = await json(t, 'POST', '/api/apps', { name: 'app', description: value }, tokens.jwt);
+      expect(described.json()).toMatchObject({ code: 'validation_failed', errors: [{ field: 'description' }] });
+    }
+    const own = await createApiToken(t, tokens.jwt, { name: 'to rename' });
+    const renamed = await json(t, 'PATCH', `/api/tokens/${own.id}`, { name: tokens.api }, tokens.jwt);
+    expect(renamed.json()).toMatchObject({ code: 'validation_failed', errors: [{ field: 'name' }] });
+    // Names that merely look a little like one are names.
+    for (const name of ['rz_deploy', 'rz_ci_key_for_staging_environment', 'heyJoe', 'eyJ', `${tokens.api.slice(0, 30)}`]) {
+      expect((await json(t, 'POST', '/api/tokens', { name }, tokens.jwt)).statusCode, name).toBe(201);
+    }
+  });
+
   describe('headers', () => {
     const tag = () => randomUUID().slice(0, 8);
     const credentialResponses: Array<[string, () => Promise<LightMyRequestResponse>]> = [

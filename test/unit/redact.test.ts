@@ -20,6 +20,8 @@ describe('redactSecrets', () => {
     ['an encoded prefix', `%72z_${api.slice(3)}`],
     ['an encoded underscore', `rza%5F${app.slice(4)}`],
     ['encoded twice', `%2572z%255F${api.slice(3)}`],
+    ['split by an encoded NUL (was logged whole)', `${api.slice(0, 10)}%00${api.slice(10)}`],
+    ['split by an encoded line break and a bidirectional override', `${app.slice(0, 12)}%0A%E2%80%AE${app.slice(12)}`],
   ])('redacts a token %s', (_what, text) => {
     const out = redactSecrets(`/path?q=${text}&n=1`);
     expect(out).toContain('[REDACTED]');
