@@ -1,9 +1,9 @@
 import { readFileSync, statSync } from 'node:fs';
-import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { MAX_QUOTA, MAX_WINDOW_SECONDS, POLICIES, POLICY_NAMES, type Quota, type RateLimitConfig } from './ratelimit/policies.js';
 import { MAX_TTL_SECONDS } from './auth/jwt.js';
 import { DAY_MS } from './clock.js';
+import { parseCidrs } from './tokens/cidrs.js';
 import type { TokenPolicy } from './tokens/policy.js';
 import { MAX_FILE_BYTES, parseScopesFile, type PlatformScope, ScopesFileError } from './scopes/file.js';
 import { bool, ConfigError, type Env, int, oneOf, optionalInt, raw } from './lib/env-vars.js';
@@ -99,9 +99,12 @@ function parseTrustProxy(env: Env): false | number | readonly string[] {
   if (value === undefined || ['false', '0', 'off', 'no'].includes(value.toLowerCase())) return false;
   if (/^\d+$/.test(value)) return Number(value);
   const list = value.split(',').map((s) => s.trim()).filter(Boolean);
-  const bad = list.find((item) => isIP(item.split('/')[0] ?? '') === 0);
-  // "true" would believe any X-Forwarded-For, which lets every client pick its own rate-limit bucket.
+  const bad = list.find((item) => !Array.isArray(parseCidrs([item])));
   if (bad !== undefined) throw new ConfigError(`TRUST_PROXY must be a hop count or a list of proxy addresses/CIDRs, got "${bad}"`);
+  // "true", or a network holding every address, would believe any X-Forwarded-For, which lets every
+  // client pick its own rate-limit bucket and address.
+  const everyone = list.find((item) => /\/0+$/.test(item));
+  if (everyone !== undefined) throw new ConfigError(`TRUST_PROXY must name the proxies, not every address, got "${everyone}"`);
   return list;
 }
 

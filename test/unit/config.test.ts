@@ -25,6 +25,11 @@ describe('configuration', () => {
     expect(Object.isFrozen(config.passwords.argon2)).toBe(true);
   });
 
+  it('TRUST_PROXY: a hop count or proxies by address and network', () => {
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, ::1' }).trustProxy).toEqual(['10.0.0.0/8', '::1']);
+  });
+
   it('reads postgres URLs', () => {
     expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).database).toEqual({ kind: 'postgres', url: 'postgres://u@h/db', poolSize: 10 });
   });
@@ -61,6 +66,12 @@ describe('configuration', () => {
     [{ TOKEN_MAX_LIFETIME_DAYS: '90d' }, /TOKEN_MAX_LIFETIME_DAYS/],
     [{ TOKEN_IDLE_REVOKE_DAYS: '0' }, /TOKEN_IDLE_REVOKE_DAYS/],
     [{ TOKEN_IDLE_REVOKE_DAYS: '-5' }, /TOKEN_IDLE_REVOKE_DAYS/],
+    [{ TRUST_PROXY: 'true' }, /TRUST_PROXY/],
+    [{ TRUST_PROXY: '10.0.0.0/abc' }, /TRUST_PROXY/],
+    [{ TRUST_PROXY: '10.0.0.0/33' }, /TRUST_PROXY/],
+    // A network of every address believed any X-Forwarded-For, as "true" would.
+    [{ TRUST_PROXY: '0.0.0.0/0' }, /TRUST_PROXY.*every address/],
+    [{ TRUST_PROXY: '10.0.0.1, ::/0' }, /TRUST_PROXY.*every address/],
   ])('refuses %o with a message naming the variable', (env, name) => {
     expect(() => loadConfig(env)).toThrow(name);
   });
