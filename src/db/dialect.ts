@@ -50,15 +50,11 @@ const UNAVAILABLE_CODES = new Set([
 /**
  * True when the store could not be reached or could not take the work right now (connection
  * refused or lost, PostgreSQL shutting down or out of connections, SQLite locked or out of disk,
- * a deadlock, or a write racing the deletion of what it refers to): a 503 for the client, whose
- * retry is answered from the state that won, not a bug.
+ * a deadlock): a 503 for the client, whose retry is answered from the state that won, not a bug.
  */
 export function isStoreUnavailable(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const { code, message } = error as { code?: unknown; message?: unknown };
   if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || /^(08|53|57P)/.test(code))) return true;
-  // A row the write refers to was deleted by a transaction that committed meanwhile (an account or
-  // app deleted while something was being created for it).
-  if (isForeignKeyViolation(error)) return true;
   return typeof message === 'string' && /connection (terminated|is not open)|database connection is not open|timeout exceeded when trying to connect|driver has already been destroyed/i.test(message);
 }

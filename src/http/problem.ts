@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isStoreUnavailable } from '../db/dialect.js';
+import { isForeignKeyViolation, isStoreUnavailable } from '../db/dialect.js';
 import { applySecurityHeaders } from './headers.js';
-import { type FieldError, PROBLEM_LIMITS, PROBLEMS, type ProblemCode, ProblemError, problemType } from '../errors.js';
+import { type FieldError, invalidToken, PROBLEM_LIMITS, PROBLEMS, type ProblemCode, ProblemError, problemType } from '../errors.js';
 import { redactSecrets } from '../lib/redact.js';
 import { clip } from '../lib/text.js';
 
@@ -105,6 +105,10 @@ export function toProblem(error: unknown): ProblemError {
   const code = (fe.code && FASTIFY_CODES[fe.code]) ?? (fe.statusCode !== undefined ? BY_STATUS[fe.statusCode] : undefined);
   if (code) return new ProblemError(code);
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) return new ProblemError('validation_failed');
+  // A write for an account deleted by a transaction that committed meanwhile (an app deleted under
+  // an app token's issue is answered 404 where it happens): the caller's credential went with the
+  // account, as its next request would be told.
+  if (isForeignKeyViolation(error)) return invalidToken();
   if (isStoreUnavailable(error)) return new ProblemError('unavailable', { headers: { 'retry-after': '5' } });
   return new ProblemError('internal');
 }

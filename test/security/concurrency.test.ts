@@ -107,4 +107,23 @@ describe('concurrency', () => {
       expectProblem(await json(t, 'GET', `/api/apps/${app.id}`, undefined, owner.jwt), 404, 'not_found');
     }
   });
+
+  it('deleting an account while it creates tokens and apps answered some of them 503: each is 201 or 401, and nothing of it works after', async () => {
+    for (let round = 0; round < 5; round++) {
+      const user = await signup(t);
+      const writer = await createApiToken(t, user.jwt, { scopes: ['apps:write'] });
+      const create = (i: number) =>
+        i % 2 === 0 ? json(t, 'POST', '/api/tokens', { name: `racing ${i}` }, user.jwt) : json(t, 'POST', '/api/apps', { name: `racing ${i}` }, writer.token);
+      // Creations keep arriving for as long as the deletion (a password hash, then its transaction) runs.
+      let deleted = false;
+      const del = json(t, 'DELETE', '/api/me', { password: PASSWORD }, user.jwt).finally(() => (deleted = true));
+      const made = [];
+      for (let i = 0; !deleted || i < 8; i += 4) made.push(...(await Promise.all([create(i), create(i + 1), create(i + 2), create(i + 3)])));
+      expect((await del).statusCode).toBe(204);
+      expect(made.every((r) => r.statusCode === 201 || r.statusCode === 401), JSON.stringify(counts(made.map((r) => r.statusCode)))).toBe(true);
+      for (const refused of made.filter((r) => r.statusCode === 401)) expectInvalidToken(refused);
+      const tokens = [user.jwt, writer.token, ...made.filter((r) => r.statusCode === 201).map((r) => (r.json() as { token: string }).token)];
+      for (const res of await Promise.all(tokens.map(me))) expectInvalidToken(res);
+    }
+  });
 });
