@@ -31,6 +31,9 @@ export interface ActiveToken {
 /** Whatever made a token unusable, the answer is this, and nothing more. */
 export const INACTIVE = Object.freeze({ active: false as const });
 
+/** The longest token looked at, as for a bearer header. */
+const MAX_TOKEN_LENGTH = 4096;
+
 export type Introspection = ActiveToken | typeof INACTIVE;
 
 /**
@@ -46,6 +49,8 @@ export class Introspector {
 
   /** @throws only what is no answer about the token (a store that cannot be reached). */
   async introspect(token: string): Promise<Introspection> {
+    // Far beyond any token of ours (a JWT is at most 2 KiB), as a bearer header is bounded: no work.
+    if (token.length > MAX_TOKEN_LENGTH) return INACTIVE;
     let caller: Caller;
     try {
       // No client address: the service asks on its caller's behalf, and applies the allow-list itself.
