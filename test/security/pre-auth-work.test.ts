@@ -54,6 +54,7 @@ describe('work before authentication is linear in the input', () => {
     ['a URL of repeated JWT starts (the access log redaction)', { method: 'GET', url: `/api/me?q=${'eyJ-'.repeat(3_000)}` }],
     ['a URL of repeated API-token prefixes', { method: 'GET', url: `/api/me?q=${'rz_rza_rzs_'.repeat(1_200)}` }],
     ['a URL of percent escapes', { method: 'GET', url: `/api/me?q=${'%25'.repeat(4_000)}` }],
+    ['a URL of escapes of escapes, decoded four times over', { method: 'GET', url: `/api/nothing?q=${'%2525'.repeat(3_000)}` }],
     // Each run that is not UTF-8 made decodeURIComponent throw in the redaction, 30 to 85 ms a request.
     ['a URL of escapes that are not UTF-8, %ffx repeated (a throw and catch per run)', { method: 'GET', url: `/api/me?q=${'%ffx'.repeat(3_900)}` }],
     ['a URL of truncated UTF-8 sequences, %e0x repeated', { method: 'GET', url: `/api/me?q=${'%e0x'.repeat(3_900)}` }],
@@ -71,6 +72,16 @@ describe('work before authentication is linear in the input', () => {
       { method: 'POST', url: '/api/auth/login', headers: { 'content-type': `application/json${' '.repeat(10_000)}x` }, payload: '{}' },
     ],
   ];
+
+  it('the access line of a long URL holds its first 2,048 characters and its length (redacting all of 15 KB of escapes cost milliseconds)', async () => {
+    const url = `/api/nothing?q=${'%2525'.repeat(3_000)}`;
+    await t.inject({ method: 'GET', url });
+    await t.settledLogs();
+    const line = JSON.parse(t.logs.findLast((l) => l.includes('"url_length"')) ?? '{}') as { url?: string; url_length?: number };
+    expect(line.url_length).toBe(url.length);
+    expect(line.url?.length).toBeLessThanOrEqual(2_049);
+    expect(line.url?.startsWith('/api/nothing?q=%25')).toBe(true);
+  });
 
   it.each(hostile)('%s', async (_what, request) => {
     const baseline = await cost(me('Bearer x'));
