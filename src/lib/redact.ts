@@ -1,4 +1,4 @@
-import { withoutControls } from './text.js';
+import { withoutInvisible } from './text.js';
 
 /**
  * Token-shaped strings, wherever they stand (no `\b`: a percent-encoded space or quote before a
@@ -42,7 +42,7 @@ export function percentDecoded(text: string): string | null {
  * Text as logs and error bodies may show it (a URL, a message, a field name a client sent), with
  * every token shape redacted. Percent-encoding can hide a token from the pattern (`%72z_…`,
  * `rz%5F…`, `eyJ…%2E…`), so text with escapes is decoded, up to a few times over; if the decoded
- * text (controls removed) holds a token shape, that text is returned with it redacted, otherwise the text as
+ * text (invisible characters removed) holds a token shape, that text is returned with it redacted, otherwise the text as
  * it came. Text still encoded after that is replaced whole: no client encodes a URL five times
  * over except to hide something.
  */
@@ -50,9 +50,9 @@ export function redactSecrets(text: string): string {
   if (!PERCENT_ESCAPE.test(text)) return redactShapes(text);
   const decoded = percentDecoded(text);
   if (decoded === null) return REDACTED;
-  // An escaped control (`rz_ab%00cd…`) splits a token for the pattern but not for a reader: the
-  // decoded text is looked at without them.
-  const bare = withoutControls(decoded);
+  // An escaped control or invisible character (`rz_ab%00cd…`, `%E2%80%8B`) splits a token for the
+  // pattern but not for a reader: the decoded text is looked at without them.
+  const bare = withoutInvisible(decoded);
   const redacted = redactShapes(bare);
   return redacted === bare ? redactShapes(text) : redacted;
 }

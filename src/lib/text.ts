@@ -52,14 +52,20 @@ export function cleanText(value: string, field: string, max: number): string | F
 
 const CONTROLS = new RegExp(CONTROL.source, 'g');
 
-/** `value` without control characters and bidirectional overrides; linear. */
-export const withoutControls = (value: string): string => value.replace(CONTROLS, '');
+/** Characters that display as nothing: soft hyphen, zero-width spaces and joiners, the BOM... */
+const INVISIBLES = /\p{Default_Ignorable_Code_Point}/gu;
+
+/**
+ * `value` without control characters, bidirectional overrides and characters that display as
+ * nothing (which a token pasted from a chat or a web page can pick up); linear.
+ */
+export const withoutInvisible = (value: string): string => value.replace(CONTROLS, '').replace(INVISIBLES, '');
 
 /**
  * Text a client chose that is shown back later but never checked (a User-Agent): control
- * characters and bidirectional overrides removed, at most `max` code points. Cut to a bounded
+ * characters, bidirectional overrides and invisible characters removed, at most `max` code points. Cut to a bounded
  * length first, so the work is linear in `max`, not in what was sent.
  */
 export function printable(value: string, max: number): string {
-  return clip(withoutControls(value.slice(0, 4 * max)).trim(), max);
+  return clip(withoutInvisible(value.slice(0, 4 * max)).trim(), max);
 }

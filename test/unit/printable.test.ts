@@ -12,6 +12,10 @@ describe('printable', () => {
     expect(printable('a\u0000b\u001b[2Jc\u007fd\u009be\u202ef\u2066g\r\nh', 256)).toBe('ab[2Jcdefgh');
   });
 
+  it('removes characters that display as nothing: soft hyphen, zero-width space and joiners, BOM', () => {
+    expect(printable('a\u00adb\u200bc\u200dd\ufeffe\u2060f', 256)).toBe('abcdef');
+  });
+
   it('cuts to the limit in code points, never inside a surrogate pair, with an ellipsis', () => {
     const cut = printable('🚀'.repeat(300), 256);
     expect([...cut]).toHaveLength(256);

@@ -22,6 +22,8 @@ describe('redactSecrets', () => {
     ['encoded twice', `%2572z%255F${api.slice(3)}`],
     ['split by an encoded NUL (was logged whole)', `${api.slice(0, 10)}%00${api.slice(10)}`],
     ['split by an encoded line break and a bidirectional override', `${app.slice(0, 12)}%0A%E2%80%AE${app.slice(12)}`],
+    ['split by an encoded zero-width space', `${api.slice(0, 10)}%E2%80%8B${api.slice(10)}`],
+    ['split by an encoded soft hyphen and a BOM', `${app.slice(0, 10)}%C2%AD${app.slice(10, 20)}%EF%BB%BF${app.slice(20)}`],
   ])('redacts a token %s', (_what, text) => {
     const out = redactSecrets(`/path?q=${text}&n=1`);
     expect(out).toContain('[REDACTED]');
