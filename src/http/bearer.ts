@@ -64,15 +64,3 @@ export function readBearerToken(req: IncomingMessage): string {
   if (countHeader(req.rawHeaders, AUTHORIZATION) > 1) throw invalidRequest('Send exactly one Authorization header.');
   return parseBearer(value);
 }
-
-/**
- * The token of a request whose one Authorization header is exactly `Bearer <token>`, without
- * validating the token: only for looking it up among tokens already validated (a cache), where a
- * hit proves it well-formed and {@link readBearerToken} would return the same string. Undefined
- * for anything else, which then goes through {@link readBearerToken}.
- */
-export function plainBearerToken(req: IncomingMessage): string | undefined {
-  const value = req.headers.authorization;
-  if (value === undefined || !value.startsWith('Bearer ') || countHeader(req.rawHeaders, AUTHORIZATION) > 1) return undefined;
-  return value.slice(7);
-}
