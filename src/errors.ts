@@ -172,6 +172,9 @@ export const unauthorized = () => new ProblemError('unauthorized', { headers: { 
  * RFC 6750 invalid_token. Deliberately takes no argument: every invalid_token response is
  * byte-identical so it never reveals which check failed.
  */
+/** The longest credential looked at, in a header or an introspection: far beyond any of ours (a JWT is at most 2 KiB). */
+export const MAX_TOKEN_LENGTH = 4096;
+
 export const invalidToken = () =>
   new ProblemError('invalid_token', { headers: { 'www-authenticate': `${REALM}, error="invalid_token"` } });
 

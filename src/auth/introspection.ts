@@ -1,4 +1,4 @@
-import { ProblemError } from '../errors.js';
+import { MAX_TOKEN_LENGTH, ProblemError } from '../errors.js';
 import type { Authenticator } from './authenticator.js';
 import type { Caller, CredentialType } from './principal.js';
 
@@ -31,9 +31,6 @@ export interface ActiveToken {
 /** Whatever made a token unusable, the answer is this, and nothing more. */
 export const INACTIVE = Object.freeze({ active: false as const });
 
-/** The longest token looked at, as for a bearer header. */
-const MAX_TOKEN_LENGTH = 4096;
-
 export type Introspection = ActiveToken | typeof INACTIVE;
 
 /**
@@ -49,7 +46,7 @@ export class Introspector {
 
   /** @throws only what is no answer about the token (a store that cannot be reached). */
   async introspect(token: string): Promise<Introspection> {
-    // Far beyond any token of ours (a JWT is at most 2 KiB), as a bearer header is bounded: no work.
+    // Bounded as a bearer header is: a longer string is no token of ours, and costs no work.
     if (token.length > MAX_TOKEN_LENGTH) return INACTIVE;
     let caller: Caller;
     try {

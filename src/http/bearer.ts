@@ -1,10 +1,9 @@
 import type { IncomingMessage } from 'node:http';
-import { invalidRequest, invalidToken, unauthorized } from '../errors.js';
+import { invalidRequest, invalidToken, MAX_TOKEN_LENGTH, unauthorized } from '../errors.js';
 import { countHeader } from './framing.js';
 
-/** RFC 6750 b64token; no real token of ours is longer than a JWT can be. */
+/** RFC 6750 b64token. */
 const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
-const MAX_TOKEN_LENGTH = 4096;
 const SP = 0x20;
 const HTAB = 0x09;
 const BEARER = 'bearer';

@@ -42,9 +42,9 @@ export function percentDecoded(text: string): string | null {
  * Text as logs and error bodies may show it (a URL, a message, a field name a client sent), with
  * every token shape redacted. Percent-encoding can hide a token from the pattern (`%72z_…`,
  * `rz%5F…`, `eyJ…%2E…`), so text with escapes is decoded, up to a few times over; if the decoded
- * text (invisible characters removed) holds a token shape, that text is returned with it redacted, otherwise the text as
- * it came. Text still encoded after that is replaced whole: no client encodes a URL five times
- * over except to hide something.
+ * text (invisible characters removed) holds a token shape, that text is returned with it redacted,
+ * otherwise the text as it came. Text still encoded after that is replaced whole: no client encodes
+ * a URL five times over except to hide something.
  */
 export function redactSecrets(text: string): string {
   if (!PERCENT_ESCAPE.test(text)) return redactShapes(text);

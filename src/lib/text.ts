@@ -63,8 +63,8 @@ export const withoutInvisible = (value: string): string => value.replace(CONTROL
 
 /**
  * Text a client chose that is shown back later but never checked (a User-Agent): control
- * characters, bidirectional overrides and invisible characters removed, at most `max` code points. Cut to a bounded
- * length first, so the work is linear in `max`, not in what was sent.
+ * characters, bidirectional overrides and invisible characters removed, at most `max` code points.
+ * Cut to a bounded length first, so the work is linear in `max`, not in what was sent.
  */
 export function printable(value: string, max: number): string {
   return clip(withoutInvisible(value.slice(0, 4 * max)).trim(), max);
