@@ -3,9 +3,9 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'f
 import type { Caller } from '../auth/principal.js';
 import { type DestinationStream, pino } from 'pino';
 import type { LogLevel } from '../config.js';
-import { redactSecrets, redactShapes } from '../lib/redact.js';
+import { REDACTED as CENSORED, redactSecrets, redactShapes } from '../lib/redact.js';
 
-const REDACTED = () => '[REDACTED]';
+const REDACTED = () => CENSORED;
 
 /**
  * The most of a URL a log line holds, enough for any real request. Redacting is linear but not

@@ -32,7 +32,7 @@ function decodeOnce(text: string): string {
 }
 
 /** `text` percent-decoded up to {@link MAX_DECODES} times over; null when it is still encoded after that. */
-export function percentDecoded(text: string): string | null {
+function percentDecoded(text: string): string | null {
   let decoded = text;
   for (let i = 0; i < MAX_DECODES && PERCENT_ESCAPE.test(decoded); i++) decoded = decodeOnce(decoded);
   return PERCENT_ESCAPE.test(decoded) ? null : decoded;

@@ -1,4 +1,4 @@
-import { percentDecoded, REDACTED, redactShapes } from './redact.js';
+import { redactSecrets } from './redact.js';
 import { clip, printable } from './text.js';
 
 /** What of a user agent is kept (sessions, the audit log): enough to recognise a client, bounded. */
@@ -27,10 +27,10 @@ function fromHeaderBytes(value: string, cut: boolean): string {
 }
 
 /**
- * A User-Agent as recorded and shown back: decoded, token shapes redacted, percent-encoded ones
- * too (a client that puts a token there must not have it stored), controls and bidirectional
- * overrides removed, at most {@link MAX_USER_AGENT} code points; null when absent or empty. The header is cut to a bounded
- * prefix first, so the work does not grow with what was sent.
+ * A User-Agent as recorded and shown back: decoded, controls, bidirectional overrides and invisible
+ * characters removed, token shapes redacted, percent-encoded ones too (a client that puts a token
+ * there must not have it stored), at most {@link MAX_USER_AGENT} code points; null when absent or
+ * empty. The header is cut to a bounded prefix first, so the work does not grow with what was sent.
  */
 export function cleanUserAgent(value: string | undefined): string | null {
   if (value === undefined) return null;
@@ -38,11 +38,6 @@ export function cleanUserAgent(value: string | undefined): string | null {
   // Controls go before the redaction: removed after it, one inside a token would join its halves
   // into a whole token that the redaction had not seen.
   const visible = printable(fromHeaderBytes(prefix, prefix.length < value.length), prefix.length);
-  // Percent-encoding can hide a token (`%72z_…`, `rz_ab%00cd…`): the decoded text, controls
-  // removed again, is what is looked at; if it holds a token shape it is stored redacted instead.
-  const decoded = percentDecoded(visible);
-  if (decoded === null) return REDACTED;
-  const clean = printable(decoded, decoded.length);
-  const redacted = redactShapes(clean);
-  return clip(redacted === clean ? redactShapes(visible) : redacted, MAX_USER_AGENT) || null;
+  // The log's redaction: it also looks at the percent-decoded text, without invisible characters.
+  return clip(redactSecrets(visible).trim(), MAX_USER_AGENT) || null;
 }
