@@ -30,15 +30,17 @@ export function clip(value: string, max: number): string {
 }
 
 /**
- * A trimmed label (token or app name): 1 to `max` characters, no control characters.
- * Returns the trimmed value or the field error.
+ * A trimmed label (token or app name): 1 to `max` characters, no control characters, and something
+ * that shows (a name of zero-width spaces is as empty as one of spaces). Returns the trimmed value
+ * or the field error.
  */
 export function cleanLabel(value: string, field: string, max: number): string | FieldError {
   const trimmed = value.trim();
-  if (trimmed === '') return { field, message: 'must not be empty' };
   if (codePoints(trimmed) > max) return { field, message: `must be at most ${max} characters` };
   if (CONTROL.test(trimmed)) return { field, message: 'must not contain control characters' };
-  if (CREDENTIAL.test(trimmed)) return { field, message: NO_CREDENTIAL };
+  const visible = withoutInvisible(trimmed);
+  if (visible.trim() === '') return { field, message: 'must not be empty' };
+  if (CREDENTIAL.test(visible)) return { field, message: NO_CREDENTIAL };
   return trimmed;
 }
 
@@ -46,7 +48,9 @@ export function cleanLabel(value: string, field: string, max: number): string | 
 export function cleanText(value: string, field: string, max: number): string | FieldError {
   if (codePoints(value) > max) return { field, message: `must be at most ${max} characters` };
   if (CONTROL_EXCEPT_NEWLINES.test(value)) return { field, message: 'must not contain control characters' };
-  if (CREDENTIAL.test(value)) return { field, message: NO_CREDENTIAL };
+  // Looked for as a reader sees the text: an invisible character splits a credential for the
+  // pattern, not for whoever copies it.
+  if (CREDENTIAL.test(withoutInvisible(value))) return { field, message: NO_CREDENTIAL };
   return value;
 }
 

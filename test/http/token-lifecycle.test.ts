@@ -98,6 +98,7 @@ describe('token lifecycle', () => {
       ['a scope outside the catalogue', { scopes: ['admin:all'] }, 'scopes'],
       ['a duplicate scope', { scopes: ['apps:read', 'apps:read'] }, 'scopes'],
       ['a blank name', { name: '  ' }, 'name'],
+      ['a name of zero-width spaces', { name: '\u200b\u200b' }, 'name'],
       ['an unknown field', { expires_at: '2030-01-01T00:00:00Z' }, 'expires_at'],
       ['a malformed network', { allowed_cidrs: ['10.0.0.0/33'] }, 'allowed_cidrs'],
       ['an empty allow-list', { allowed_cidrs: [] }, 'allowed_cidrs'],

@@ -52,6 +52,8 @@ describe('API tokens', () => {
     it.each([
       ['an empty name', { name: '' }, 'name'],
       ['a blank name', { name: '   ' }, 'name'],
+      // Regression: names that display as nothing (zero-width spaces, a soft hyphen, a BOM) were stored.
+      ['a name of invisible characters only', { name: '\u200b \u00ad\ufeff\u2060' }, 'name'],
       ['a name of 101 characters', { name: 'x'.repeat(101) }, 'name'],
       ['a name with a newline', { name: 'a\nb' }, 'name'],
       ['a missing name', {}, 'name'],

@@ -182,10 +182,28 @@ describe('exposure of credentials', () => {
     const own = await createApiToken(t, tokens.jwt, { name: 'to rename' });
     const renamed = await json(t, 'PATCH', `/api/tokens/${own.id}`, { name: tokens.api }, tokens.jwt);
     expect(renamed.json()).toMatchObject({ code: 'validation_failed', errors: [{ field: 'name' }] });
-    // Names that merely look a little like one are names.
-    for (const name of ['rz_deploy', 'rz_ci_key_for_staging_environment', 'heyJoe', 'eyJ', `${tokens.api.slice(0, 30)}`]) {
+    // Names that merely look a little like one are names; so are emoji sequences, which hold
+    // invisible joiners and variation selectors.
+    for (const name of ['rz_deploy', 'rz_ci_key_for_staging_environment', 'heyJoe', 'eyJ', `${tokens.api.slice(0, 30)}`, '👩‍💻 laptop ❤️']) {
       expect((await json(t, 'POST', '/api/tokens', { name }, tokens.jwt)).statusCode, name).toBe(201);
     }
+  });
+
+  // Regression: the check read the raw text, so a zero-width space, a soft hyphen or a BOM inside
+  // the credential hid it from the pattern but not from anyone who copied the name.
+  it('a credential split by an invisible character was stored as a name or description: now 400 naming the field', async () => {
+    const split = (value: string, mark: string) => `${value.slice(0, 20)}${mark}${value.slice(20)}`;
+    const whsec = `whsec_${'A'.repeat(32)}`;
+    const values = ['\u200b', '\u00ad', '\ufeff', '\u2060', '\u034f'].flatMap((mark) => [tokens.api, tokens.app, tokens.jwt, whsec].map((value) => split(value, mark)));
+    for (const value of values) {
+      const made = await json(t, 'POST', '/api/tokens', { name: value }, tokens.jwt);
+      expect(made.json(), JSON.stringify(value)).toMatchObject({ code: 'validation_failed', errors: [{ field: 'name' }] });
+      const described = await json(t, 'POST', '/api/apps', { name: 'app', description: `see ${value}` }, tokens.jwt);
+      expect(described.json(), JSON.stringify(value)).toMatchObject({ code: 'validation_failed', errors: [{ field: 'description' }] });
+    }
+    const own = await createApiToken(t, tokens.jwt, { name: 'to rename' });
+    const renamed = await json(t, 'PATCH', `/api/tokens/${own.id}`, { name: split(tokens.api, '\u200b') }, tokens.jwt);
+    expect(renamed.json()).toMatchObject({ code: 'validation_failed', errors: [{ field: 'name' }] });
   });
 
   describe('headers', () => {
