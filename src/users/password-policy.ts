@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { FieldError } from '../errors.js';
 import { packageFile } from '../lib/package-file.js';
+import { codePoints } from '../lib/text.js';
 
 /** NIST SP 800-63B-4: a verifier may cap length, but at no less than 64 characters; we allow 1024 bytes. */
 export const MAX_PASSWORD_BYTES = 1024;
@@ -26,10 +27,19 @@ export function loadBlocklist(): ReadonlySet<string> {
 }
 
 /**
- * Passwords are compared in NFKC so that visually identical input typed on different keyboards
- * hashes the same. Nothing is trimmed or truncated.
+ * The most code points whose NFKC form can fit {@link MAX_PASSWORD_BYTES}: normalizing never leaves
+ * fewer than 2 bytes for every 3 code points (three make U+01D5, which takes two).
  */
-export const normalizePassword = (password: string): string => password.normalize('NFKC');
+const MAX_NORMALIZABLE_CODE_POINTS = (MAX_PASSWORD_BYTES * 3) / 2;
+
+/**
+ * Passwords are compared in NFKC so that visually identical input typed on different keyboards
+ * hashes the same. Nothing is trimmed or truncated. Input too long to fit the byte cap once
+ * normalized is returned as it is, for the cap to refuse: normalizing is quadratic in a run of
+ * combining marks, and runs before the password is checked.
+ */
+export const normalizePassword = (password: string): string =>
+  password.length > MAX_NORMALIZABLE_CODE_POINTS && codePoints(password) > MAX_NORMALIZABLE_CODE_POINTS ? password : password.normalize('NFKC');
 
 export interface PasswordContext {
   readonly minLength: number;
