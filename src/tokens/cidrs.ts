@@ -25,13 +25,53 @@ function parseNetwork(text: string): Network | null {
   const bits = version === 4 ? 32 : 128;
   const prefixText = slash < 0 ? String(bits) : text.slice(slash + 1);
   if (!/^\d{1,3}$/.test(prefixText) || Number(prefixText) > bits) return null;
-  return { address, prefix: Number(prefixText), family: version === 4 ? 'ipv4' : 'ipv6' };
+  const prefix = Number(prefixText);
+  const network = version === 4 ? ipv4Network(address, prefix) : ipv6Network(address, prefix);
+  return network === null ? null : { address: network, prefix, family: version === 4 ? 'ipv4' : 'ipv6' };
+}
+
+/** The bits of `value` (of `width` bits) inside a prefix of `keep` bits, the rest zero. */
+const masked = (value: number, width: number, keep: number): number =>
+  keep >= width ? value : keep <= 0 ? 0 : value & ~((1 << (width - keep)) - 1) & ((1 << width) - 1);
+
+/** The network's first address, as `a.b.c.d`: `10.1.2.3/8` is `10.0.0.0/8`. */
+function ipv4Network(address: string, prefix: number): string {
+  return address
+    .split('.')
+    .map((octet, i) => masked(Number(octet), 8, prefix - 8 * i))
+    .join('.');
+}
+
+/**
+ * The network's first address in RFC 5952 form (lower case, no leading zeros, the longest run of
+ * zero groups as `::`, an IPv4-mapped address in dotted form), or null if it is not one.
+ */
+function ipv6Network(address: string, prefix: number): string | null {
+  let hostname: string;
+  try {
+    // The WHATWG URL parser writes IPv6 addresses as eight hex groups, compressed as RFC 5952 asks.
+    hostname = new URL(`http://[${address}]/`).hostname.slice(1, -1);
+  } catch {
+    return null;
+  }
+  const [head = '', tail] = hostname.split('::');
+  const heads = head === '' ? [] : head.split(':');
+  const tails = tail === undefined || tail === '' ? [] : tail.split(':');
+  const groups = [...heads, ...Array<string>(8 - heads.length - tails.length).fill('0'), ...tails].map((group, i) =>
+    masked(Number.parseInt(group, 16), 16, prefix - 16 * i),
+  );
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
+    const [high = 0, low = 0] = groups.slice(6);
+    return `::ffff:${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+  }
+  return new URL(`http://[${groups.map((g) => g.toString(16)).join(':')}]/`).hostname.slice(1, -1);
 }
 
 const format = (n: Network): string => `${n.address}/${n.prefix}`;
 
 /**
- * The allow-list a request asks for, in stored form (`address/prefix`, lower case, each once), or
+ * The allow-list a request asks for, in stored form (`network/prefix` with the host bits cleared,
+ * IPv6 as RFC 5952 writes it, each network once), or
  * what is wrong with it. Every item is length-checked before it is parsed.
  */
 export function parseCidrs(list: readonly string[], field = 'allowed_cidrs'): string[] | FieldError {

@@ -327,6 +327,24 @@ describe('token lifecycle', () => {
       expectInvalidToken(await json(t, 'GET', '/api/me', undefined, token, '2001:db9::1'));
     });
 
+    // Regression: networks were stored as typed (`127.0.0.5/8`, `2001:0db8:0000::/48`), so the detail
+    // view, the audit log and equality checks showed one network under many spellings.
+    it('with the host bits cleared and IPv6 written as RFC 5952 does, at creation and in PATCH', async () => {
+      const res = await json(t, 'POST', '/api/tokens', {
+        name: 'spellings',
+        allowed_cidrs: ['127.0.0.5/8', '2001:0DB8:0000::/48', '2001:db8:1::ffff/120', '::FFFF:198.51.100.7', '10.1.2.3/12', '10.0.0.9/12', '1:0:0:2:0:0:0:3'],
+      }, user.jwt);
+      expect(res.statusCode, res.body).toBe(201);
+      expect(res.json().allowed_cidrs).toEqual(['127.0.0.0/8', '2001:db8::/48', '2001:db8:1::ff00/120', '::ffff:198.51.100.7/128', '10.0.0.0/12', '1:0:0:2::3/128']);
+      const { id, token } = res.json();
+      expect((await json(t, 'GET', '/api/me', undefined, token, '127.200.1.1')).statusCode).toBe(200);
+      const narrowed = await json(t, 'PATCH', `/api/tokens/${id}`, { allowed_cidrs: ['127.255.255.255/9', '2001:db8:0:0:0:0:0:1'] }, user.jwt);
+      expect(narrowed.json().allowed_cidrs).toEqual(['127.128.0.0/9', '2001:db8::1/128']);
+      expect((await json(t, 'GET', `/api/tokens/${id}`, undefined, user.jwt)).json().allowed_cidrs).toEqual(['127.128.0.0/9', '2001:db8::1/128']);
+      expectInvalidToken(await json(t, 'GET', '/api/me', undefined, token, '127.0.0.1'));
+      expect((await json(t, 'GET', '/api/me', undefined, token, '127.200.1.1')).statusCode).toBe(200);
+    });
+
     it.each([
       ['a prefix too long', ['10.0.0.0/33']],
       ['a prefix that is no number', ['10.0.0.0/x']],
