@@ -1,9 +1,21 @@
+import { randomInt } from 'node:crypto';
 import { setTimeout } from 'node:timers/promises';
 import * as argon2 from 'argon2';
 import type { Argon2Params } from '../config.js';
 import { ProblemError } from '../errors.js';
 
 const DUMMY_PASSWORD = 'rz-auth dummy password for unknown accounts';
+/** How many of the latest checks at the current parameters a weaker hash's check may be padded to. */
+const RECENT_CHECKS = 32;
+
+/**
+ * How long a check of a weaker hash that took `tookMs` waits, so that it lasts as long as one of
+ * the recent checks at the current parameters, drawn by `draw`: it then has their spread, where
+ * padding to a fixed figure (their mean, say) would be a floor that a real check often goes below.
+ */
+export function paddingMs(tookMs: number, recentMs: readonly number[], draw: (count: number) => number = randomInt): number {
+  return Math.max(0, (recentMs[draw(recentMs.length)] ?? 0) - tookMs);
+}
 
 /**
  * argon2id hashing on libuv's thread pool (never the event loop), with a cap on concurrent hashes:
@@ -13,13 +25,15 @@ const DUMMY_PASSWORD = 'rz-auth dummy password for unknown accounts';
 export class PasswordHasher {
   private running = 0;
   private readonly waiting: Array<() => void> = [];
+  /** Checks at the current parameters so far: the next one's duration replaces the oldest. */
+  private checks = 0;
 
   private constructor(
     private readonly options: argon2.HashOptions,
     /** What unknown emails verify against: made once, before the first login can arrive. */
     private readonly dummyHash: string,
-    /** How long a check at the current parameters takes lately (ms): what a weaker hash's check is padded to. */
-    private typicalMs: number,
+    /** How long the latest checks at the current parameters took (ms): a weaker hash's check is padded to one of them. */
+    private readonly recentMs: number[],
     private readonly concurrency: number,
     private readonly queueLimit: number,
   ) {}
@@ -38,7 +52,7 @@ export class PasswordHasher {
     };
     const started = performance.now();
     const dummyHash = await argon2.hash(DUMMY_PASSWORD, options);
-    return new PasswordHasher(options, dummyHash, performance.now() - started, concurrency, queueLimit);
+    return new PasswordHasher(options, dummyHash, [performance.now() - started], concurrency, queueLimit);
   }
 
   hash(password: string): Promise<string> {
@@ -48,7 +62,8 @@ export class PasswordHasher {
   /**
    * Checks `password` against a stored hash. A hash made before the parameters were raised is
    * cheaper to check, and stays so until its owner logs in; its check holds the slot as long as one
-   * at the current parameters, or a login's timing would tell those accounts from unknown emails.
+   * of the latest checks at the current parameters ({@link paddingMs}), or a login's timing would
+   * tell those accounts from unknown emails.
    */
   verify(hash: string, password: string): Promise<boolean> {
     const weaker = this.needsRehash(hash);
@@ -56,8 +71,12 @@ export class PasswordHasher {
       const started = performance.now();
       const ok = await argon2.verify(hash, password).catch(() => false);
       const took = performance.now() - started;
-      if (!weaker) this.typicalMs += (took - this.typicalMs) / 8;
-      else if (took < this.typicalMs) await setTimeout(this.typicalMs - took);
+      if (!weaker) {
+        this.recentMs[this.checks++ % RECENT_CHECKS] = took;
+      } else {
+        const wait = paddingMs(took, this.recentMs);
+        if (wait > 0) await setTimeout(wait);
+      }
       return ok;
     });
   }
