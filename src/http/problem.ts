@@ -61,9 +61,13 @@ function ruleMessage({ keyword, params }: AjvError): string {
     case 'minLength':
       return `must be at least ${limit} characters`;
     case 'maxItems':
-      return `must have at most ${limit} items`;
+      return `must have at most ${limit} ${limit === '1' ? 'item' : 'items'}`;
     case 'minItems':
-      return `must have at least ${limit} items`;
+      return `must have at least ${limit} ${limit === '1' ? 'item' : 'items'}`;
+    case 'minimum':
+      return `must be at least ${limit}`;
+    case 'maximum':
+      return `must be at most ${limit}`;
     case 'uniqueItems':
       return 'must not list an item twice';
     case 'format':
@@ -80,17 +84,30 @@ function ruleMessage({ keyword, params }: AjvError): string {
   }
 }
 
-/** Names each bad field from Ajv's errors: `name`, `scopes.1`, or the whole `body`. */
+const isUnion = (e: AjvError): boolean => e.keyword === 'anyOf' || e.keyword === 'oneOf';
+const within = (path: string, outer: string): boolean => path === outer || path.startsWith(`${outer}/`);
+
+/**
+ * The errors that say something about the value. A union reports every branch's errors: a branch
+ * refusing the value's very type says nothing (a list is not "must be an array" because another
+ * branch takes arrays), and the union's own error adds nothing once a branch has said more.
+ */
+function telling(errors: readonly AjvError[]): AjvError[] {
+  const unions = errors.filter(isUnion).map((e) => e.instancePath);
+  const said = errors.filter((e) => !isUnion(e) && !(e.keyword === 'type' && unions.includes(e.instancePath)));
+  return [...said, ...errors.filter((e) => isUnion(e) && !said.some((s) => within(s.instancePath, e.instancePath)))];
+}
+
+/** Names each bad field from Ajv's errors, once (the first rule it breaks): `name`, `scopes.1`, or the whole `body`. */
 function fieldErrors(errors: readonly AjvError[], context: string): FieldError[] {
   const out = new Map<string, FieldError>();
-  for (const e of errors) {
+  for (const e of telling(errors)) {
     const path = e.instancePath.split('/').filter(Boolean);
-    const message = ruleMessage(e);
     if (e.keyword === 'required') path.push(String(e.params.missingProperty));
     if (e.keyword === 'additionalProperties') path.push(String(e.params.additionalProperty));
     // An unknown field is named after what the client sent, which can be a token: never echo one.
     const field = path.length > 0 ? redactSecrets(path.join('.')) : context;
-    out.set(`${field}\0${message}`, { field, message });
+    if (!out.has(field)) out.set(field, { field, message: ruleMessage(e) });
   }
   return [...out.values()];
 }

@@ -115,8 +115,14 @@ describe('POST /api/tokens/leaked', () => {
     expectProblem(await report(t, { tokens: [api.token], note: 'hi' }), 400, 'validation_failed');
     expectProblem(await report(t, [{ token: api.token, extra: 1 }]), 400, 'validation_failed');
     expectProblem(await report(t, 'rz_'), 400, 'validation_failed');
-    const body = expectProblem(await report(t, { tokens: [...many, 'y'] }), 400, 'validation_failed');
-    expect((body.errors as Array<{ field: string }>).map((e) => e.field)).toContain('tokens');
+    // Regression: each branch of the body's union reported its errors, so a list of 101 strings was
+    // also told "body: must be an array" and "body: is not one of the allowed values".
+    const errorsOf = async (sent: unknown) => expectProblem(await report(t, sent), 400, 'validation_failed').errors;
+    expect(await errorsOf({ tokens: [...many, 'y'] })).toEqual([{ field: 'tokens', message: 'must have at most 100 items' }]);
+    expect(await errorsOf({ tokens: [] })).toEqual([{ field: 'tokens', message: 'must have at least 1 item' }]);
+    expect(await errorsOf({ tokens: ['x'], source: 'y' })).toEqual([{ field: 'source', message: 'is not a known field' }]);
+    expect(await errorsOf([{ token: 5 }])).toEqual([{ field: '0.token', message: 'must be a string' }]);
+    expect(await errorsOf('rz_')).toEqual([{ field: 'body', message: 'is not one of the allowed values' }]);
     expect((await json(t, 'GET', '/api/me', undefined, api.token)).statusCode).toBe(200);
     // Exactly 100 is fine.
     expect((await report(t, { tokens: [...many.slice(1), api.token] })).statusCode).toBe(202);

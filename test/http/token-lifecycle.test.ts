@@ -258,15 +258,19 @@ describe('token lifecycle', () => {
       expect(tokens.filter((k) => k.name === 'raced rotation')).toHaveLength(2);
     });
 
+    // Regression: a value out of range was "is invalid", and 604800.5 got three errors for the one
+    // field; now each bad field is named once, with the first rule it breaks in plain words.
     it.each([
-      ['a negative grace', { grace_seconds: -1 }],
-      ['a grace over a week', { grace_seconds: 604_801 }],
-      ['a fractional grace', { grace_seconds: 1.5 }],
-      ['a grace given as a string', { grace_seconds: '60' }],
-      ['an unknown field', { grace: 60 }],
-    ])('400 for %s, and nothing is rotated', async (_name, body) => {
+      ['a negative grace', { grace_seconds: -1 }, 'grace_seconds', 'must be at least 0'],
+      ['a grace over a week', { grace_seconds: 604_801 }, 'grace_seconds', 'must be at most 604800'],
+      ['a fractional grace', { grace_seconds: 1.5 }, 'grace_seconds', 'must be an integer'],
+      ['a fractional grace over a week', { grace_seconds: 604_800.5 }, 'grace_seconds', 'must be an integer'],
+      ['a grace given as a string', { grace_seconds: '60' }, 'grace_seconds', 'must be an integer'],
+      ['an unknown field', { grace: 60 }, 'grace', 'is not a known field'],
+    ])('400 for %s, and nothing is rotated', async (_name, body, field, message) => {
       const old = await createApiToken(t, user.jwt);
-      expectProblem(await json(t, 'POST', `/api/tokens/${old.id}/rotate`, body, user.jwt), 400, 'validation_failed');
+      const problem = expectProblem(await json(t, 'POST', `/api/tokens/${old.id}/rotate`, body, user.jwt), 400, 'validation_failed');
+      expect(problem.errors).toEqual([{ field, message }]);
       expect((await json(t, 'GET', '/api/me', undefined, old.token)).statusCode).toBe(200);
     });
 
