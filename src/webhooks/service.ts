@@ -124,16 +124,17 @@ export class WebhookService {
     return { deliveries, nextCursor };
   }
 
-  /** Queues a `webhook.test` delivery to the endpoint, due at once. */
+  /** Queues a `webhook.test` delivery to the endpoint, due at once; 404 once it is deleted, even while this runs. */
   async test(owner: OwnerFilter, id: string): Promise<Delivery> {
     const endpoint = await this.get(owner, id);
-    if ((await this.store.pendingCount(endpoint.id, TEST_EVENT_TYPE)) >= MAX_PENDING_TESTS) {
-      throw conflict(`${MAX_PENDING_TESTS} test deliveries to this endpoint are still pending: wait until one succeeds or is given up.`);
-    }
     const now = this.clock.now();
     const createdAt = iso(now);
     const delivery = { id: randomUUID(), endpointId: endpoint.id, eventId: null, eventType: TEST_EVENT_TYPE, payload: testPayload(endpoint.id, now), createdAt };
-    await this.store.insertDelivery(delivery);
+    const queued = await this.store.insertCapped(delivery, MAX_PENDING_TESTS);
+    if (queued === 'gone') throw notFound();
+    if (queued === 'full') {
+      throw conflict(`${MAX_PENDING_TESTS} test deliveries to this endpoint are still pending: wait until one succeeds or is given up.`);
+    }
     return { ...delivery, status: 'pending', nextAttemptAt: createdAt, finishedAt: null, attempts: [] };
   }
 }

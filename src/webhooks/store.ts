@@ -172,21 +172,31 @@ export class WebhookStore {
     });
   }
 
-  /** Queues one delivery (a test), due at once. */
+  /** Queues one delivery, due at once. */
   async insertDelivery(delivery: NewDelivery): Promise<void> {
     await insertDeliveries(this.db, [delivery]);
   }
 
-  /** How many deliveries of `eventType` to the endpoint are still pending. */
-  async pendingCount(endpointId: string, eventType: string): Promise<number> {
-    const row = await this.db
-      .selectFrom('webhook_deliveries')
-      .select((eb) => eb.fn.countAll<number | string>().as('n'))
-      .where('endpoint_id', '=', endpointId)
-      .where('event_type', '=', eventType)
-      .where('status', '=', 'pending')
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
+  /**
+   * Queues one delivery unless `max` of its type to the endpoint are pending already. The endpoint's
+   * row is locked first (a write that changes nothing), so requests at once cannot all pass the
+   * count; `gone` when the endpoint was deleted in the meantime.
+   */
+  async insertCapped(delivery: NewDelivery, max: number): Promise<'queued' | 'full' | 'gone'> {
+    return this.db.transaction().execute(async (trx) => {
+      const locked = await trx.updateTable('webhook_endpoints').set((eb) => ({ created_at: eb.ref('created_at') })).where('id', '=', delivery.endpointId).executeTakeFirst();
+      if (locked.numUpdatedRows === 0n) return 'gone';
+      const { n } = await trx
+        .selectFrom('webhook_deliveries')
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .where('endpoint_id', '=', delivery.endpointId)
+        .where('event_type', '=', delivery.eventType)
+        .where('status', '=', 'pending')
+        .executeTakeFirstOrThrow();
+      if (Number(n) >= max) return 'full';
+      await insertDeliveries(trx, [delivery]);
+      return 'queued';
+    });
   }
 
   /** Deliveries of an endpoint, newest first, after `after`, each with its attempts. */

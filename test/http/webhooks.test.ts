@@ -212,4 +212,31 @@ describe('/api/webhooks', () => {
     // The cap is the endpoint's: another endpoint of the same user still gets its test.
     expect((await test(other.id)).statusCode).toBe(202);
   });
+
+  // Regression: the count and the insert were two statements, so on PostgreSQL 200 tests at once
+  // queued 8 where the cap is 3.
+  it('tests sent at once passed the cap together: still 3 pending, the rest 409', async () => {
+    const user = await signup(t);
+    const endpoint = await created(user);
+    const answers = await Promise.all(Array.from({ length: 40 }, () => json(t, 'POST', `/api/webhooks/${endpoint.id}/test`, undefined, user.jwt)));
+    expect(answers.filter((a) => a.statusCode === 202)).toHaveLength(3);
+    for (const refused of answers.filter((a) => a.statusCode !== 202)) expectProblem(refused, 409, 'conflict');
+    expect(((await json(t, 'GET', `/api/webhooks/${endpoint.id}/deliveries`, undefined, user.jwt)).json() as { deliveries: unknown[] }).deliveries).toHaveLength(3);
+  });
+
+  // Regression: a test racing the endpoint's deletion failed the delivery's foreign key, which
+  // answered 401 invalid_token to a valid user (and the Developers page logged them out).
+  it('a test racing the endpoint\'s deletion is 202 or 404, never invalid_token', async () => {
+    const user = await signup(t);
+    for (let round = 0; round < 10; round++) {
+      const endpoint = await created(user);
+      const [tested, deleted] = await Promise.all([
+        json(t, 'POST', `/api/webhooks/${endpoint.id}/test`, undefined, user.jwt),
+        json(t, 'DELETE', `/api/webhooks/${endpoint.id}`, undefined, user.jwt),
+      ]);
+      expect(deleted.statusCode).toBe(204);
+      if (tested.statusCode !== 202) expectProblem(tested, 404, 'not_found');
+    }
+    expect((await json(t, 'GET', '/api/me', undefined, user.jwt)).statusCode).toBe(200);
+  });
 });
