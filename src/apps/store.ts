@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { AuditEvent } from '../audit/events.js';
 import { recordAudit } from '../audit/store.js';
-import { recordChange } from '../changes/store.js';
+import { changeTransaction, recordChange } from '../changes/store.js';
 import { isForeignKeyViolation } from '../db/dialect.js';
 import type { AppsTable, Tables } from '../db/tables.js';
 import { insertToken, type NewToken } from '../tokens/store.js';
@@ -84,7 +84,7 @@ export class AppStore {
 
   /** Deletes the app and, by cascade, every token it has. */
   async delete(id: string, userId: string, at: string, event?: AuditEvent): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
+    return changeTransaction(this.db, async (trx) => {
       const result = await trx.deleteFrom('apps').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
       if (result.numDeletedRows === 0n) return false;
       await recordChange(trx, 'app', id, at, { type: 'app.deleted', data: { app_id: id, user_id: userId } });

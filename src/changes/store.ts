@@ -32,6 +32,20 @@ export async function recordChange(trx: Transaction<Tables>, kind: ChangeKind, r
     .execute();
 }
 
+/**
+ * Runs `work` in a transaction that records changes. On PostgreSQL the change log's lock is taken
+ * first, before any row lock: taken later (as {@link recordChange} would), a transaction holding a
+ * token's row waits for the lock while the lock's holder waits for that row (a revocation racing
+ * a rotation, an app's deletion racing the rotation of its token), and PostgreSQL aborts one as
+ * a deadlock. Every change transaction takes the lock at its start, so they queue instead.
+ */
+export function changeTransaction<T>(db: Kysely<Tables>, work: (trx: Transaction<Tables>) => Promise<T>): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    if (isPostgres(trx)) await sql`select pg_advisory_xact_lock(${CHANGE_LOCK})`.execute(trx);
+    return work(trx);
+  });
+}
+
 /** Reads and prunes the change log. */
 export class ChangeStore {
   constructor(private readonly db: Kysely<Tables>) {}

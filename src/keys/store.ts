@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { AuditEvent } from '../audit/events.js';
 import { recordAudit } from '../audit/store.js';
-import { recordChange } from '../changes/store.js';
+import { changeTransaction, recordChange } from '../changes/store.js';
 import type { Tables } from '../db/tables.js';
 
 /** A JWT signing key pair as stored (JWK JSON). */
@@ -35,7 +35,7 @@ export class KeyStore {
    * tokens it signed); with `dropBefore`, keys retired before that time are deleted.
    */
   async rotate(key: StoredKey, options: { dropBefore?: string; dropAllOthers?: boolean; event?: AuditEvent } = {}): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await changeTransaction(this.db, async (trx) => {
       await trx.updateTable('signing_keys').set({ retired_at: key.createdAt }).where('retired_at', 'is', null).execute();
       if (options.dropAllOthers) await trx.deleteFrom('signing_keys').execute();
       else if (options.dropBefore) await trx.deleteFrom('signing_keys').where('retired_at', '<', options.dropBefore).execute();

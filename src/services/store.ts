@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { AuditEvent } from '../audit/events.js';
 import { recordAudit } from '../audit/store.js';
-import { recordChange } from '../changes/store.js';
+import { changeTransaction, recordChange } from '../changes/store.js';
 import type { ServiceCredentialsTable, Tables } from '../db/tables.js';
 
 /** A platform service's credential as stored: never its value, only its digest and hint. */
@@ -51,7 +51,7 @@ export class ServiceCredentialStore {
 
   /** Revokes an active credential and records the change; false when there is none with this id. */
   async revoke(id: string, at: string, event?: AuditEvent): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
+    return changeTransaction(this.db, async (trx) => {
       const result = await trx.updateTable('service_credentials').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
       if (result.numUpdatedRows === 0n) return false;
       // Not an event of the stream: the services' own credentials are none of the other services' business.

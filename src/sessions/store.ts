@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { AuditEvent } from '../audit/events.js';
 import { recordAudit } from '../audit/store.js';
-import { recordChange } from '../changes/store.js';
+import { changeTransaction, recordChange } from '../changes/store.js';
 import { isPostgres } from '../db/dialect.js';
 import type { SessionsTable, Tables } from '../db/tables.js';
 
@@ -150,7 +150,7 @@ export class SessionStore {
 
   /** Revokes an active session; false if it was already revoked or does not exist. */
   async revoke(id: string, at: string, event?: AuditEvent): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
+    return changeTransaction(this.db, async (trx) => {
       const revoked = await trx
         .updateTable('sessions')
         .set({ revoked_at: at })
@@ -170,13 +170,13 @@ export class SessionStore {
    * `events` names the audit events of the sessions actually ended, written in the same transaction.
    */
   async revokeOwned(id: string, userId: string, at: string, events: SessionEvents = none): Promise<boolean> {
-    const revoked = await this.db.transaction().execute((trx) => revokeAndRecord(trx, userId, at, { id }, events));
+    const revoked = await changeTransaction(this.db, (trx) => revokeAndRecord(trx, userId, at, { id }, events));
     return revoked.length > 0;
   }
 
   /** Revokes every active session of `userId` but `keep`; returns the ids revoked. */
   async revokeOthers(userId: string, keep: string, at: string, events: SessionEvents = none): Promise<string[]> {
-    return this.db.transaction().execute((trx) => revokeAndRecord(trx, userId, at, { except: keep }, events));
+    return changeTransaction(this.db, (trx) => revokeAndRecord(trx, userId, at, { except: keep }, events));
   }
 
   /**
@@ -189,7 +189,7 @@ export class SessionStore {
    */
   async replacePassword(userId: string, passwordHash: string, keep: string, at: string, events: SessionEvents = none): Promise<string[] | null> {
     try {
-      return await this.db.transaction().execute(async (trx) => {
+      return await changeTransaction(this.db, async (trx) => {
         await trx.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', userId).execute();
         const live = await trx.selectFrom('sessions').select('id').where('id', '=', keep).where('revoked_at', 'is', null).executeTakeFirst();
         if (!live) throw SESSION_ENDED;

@@ -1,7 +1,7 @@
 import type { ExpressionBuilder, Kysely, Transaction } from 'kysely';
 import type { AuditEvent } from '../audit/events.js';
 import { recordAudit } from '../audit/store.js';
-import { recordChange } from '../changes/store.js';
+import { changeTransaction, recordChange } from '../changes/store.js';
 import type { Tables } from '../db/tables.js';
 import { insertToken, type NewToken, type RevokedToken, revokeIn, TOKEN_COLUMNS, type TokenRecord, toRecord } from './store.js';
 
@@ -55,6 +55,12 @@ export class TokenLifecycleStore {
     return { ...toRecord(row), lastUsedIp: row.last_used_ip, scopesUsed: used.map((u) => u.scope) };
   }
 
+  /** Whether `userId` has a token `id` that was rotated, whether or not it still works. */
+  async isReplaced(id: string, userId: string): Promise<boolean> {
+    const row = await this.db.selectFrom('tokens').select('id').where('id', '=', id).where('user_id', '=', userId).where('replaced_by', 'is not', null).executeTakeFirst();
+    return row !== undefined;
+  }
+
   /**
    * Applies `changes` if the token still carries exactly the scopes and allow-list the caller
    * checked them against (so two narrowings at once cannot combine into a widening), recording
@@ -62,7 +68,7 @@ export class TokenLifecycleStore {
    * when it did not.
    */
   async update(current: TokenRecord, changes: TokenChanges, at: string, event: AuditEvent): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
+    return changeTransaction(this.db, async (trx) => {
       const result = await trx
         .updateTable('tokens')
         .set({
@@ -91,7 +97,7 @@ export class TokenLifecycleStore {
    * read (the new token must not carry scopes or networks the old one no longer has).
    */
   async rotate(old: TokenRecord, next: NewToken, graceEnd: string | null, at: string, audit: (revoked: RevokedToken[]) => AuditEvent[]): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
+    return changeTransaction(this.db, async (trx) => {
       const expiresAt = graceEnd === null || (old.expiresAt !== null && old.expiresAt < graceEnd) ? old.expiresAt : graceEnd;
       const result = await trx
         .updateTable('tokens')
@@ -205,7 +211,7 @@ export class TokenLifecycleStore {
   private async revokeEach(rows: ReadonlyArray<{ id: string }>, at: string, audit: (revoked: RevokedToken) => AuditEvent): Promise<number> {
     let count = 0;
     for (const { id } of rows) {
-      const revoked = await this.db.transaction().execute(async (trx) => {
+      const revoked = await changeTransaction(this.db, async (trx) => {
         const token = await revokeIn(trx, id, at, null);
         if (token) await recordAudit(trx, audit(token));
         return token;

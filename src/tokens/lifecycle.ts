@@ -23,6 +23,8 @@ export const MAX_GRACE_SECONDS = 604_800;
 /** A narrowing or rotation that lost a race is tried again against what won, this many times in all. */
 const UPDATE_ATTEMPTS = 3;
 
+const alreadyRotated = () => conflict('The token was already rotated: rotate its replacement instead.');
+
 /**
  * The token lifecycle (contract §8): detail, narrowing, rotation, an app's tokens. Tokens are the
  * caller's API tokens and the app tokens of their apps; anyone else's is not found, like a missing one.
@@ -79,8 +81,12 @@ export class TokenLifecycle {
       throw validationFailed([{ field: 'grace_seconds', message: `must be a whole number from 0 to ${MAX_GRACE_SECONDS}` }]);
     }
     for (let attempt = 1; ; attempt++) {
-      const old = await this.detail(userId, id);
-      if (old.replacedBy !== null) throw conflict('The token was already rotated: rotate its replacement instead.');
+      const old = await this.detail(userId, id).catch(async (error: unknown) => {
+        // A rotation without grace revokes the old token at once: it is gone, but rotated all the same.
+        if (isUuid(id) && (await this.store.isReplaced(id, userId))) throw alreadyRotated();
+        throw error;
+      });
+      if (old.replacedBy !== null) throw alreadyRotated();
       const rotated = await this.replace(old, graceSeconds, context);
       if (rotated) {
         await this.feed.committed('token', id);

@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { AuditEvent } from '../audit/events.js';
 import { recordAudit } from '../audit/store.js';
-import { recordChange } from '../changes/store.js';
+import { changeTransaction, recordChange } from '../changes/store.js';
 import type { Tables, TokensTable } from '../db/tables.js';
 import type { TokenKind } from './format.js';
 
@@ -202,7 +202,7 @@ export class TokenStore {
    * event of the revocation, recorded with it, told what kind of token it was.
    */
   async revoke(id: string, userId: string, at: string, audit?: (revoked: RevokedToken) => AuditEvent): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
+    return changeTransaction(this.db, async (trx) => {
       const revoked = await revokeIn(trx, id, at, userId);
       if (revoked && audit) await recordAudit(trx, audit(revoked));
       return revoked !== undefined;

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { AuditEvent } from '../audit/events.js';
 import { recordAudit } from '../audit/store.js';
-import { recordChange } from '../changes/store.js';
+import { changeTransaction, recordChange } from '../changes/store.js';
 import type { Tables } from '../db/tables.js';
 
 /** A user as the rest of the service sees it. */
@@ -91,7 +91,7 @@ export class UserStore {
 
   /** Deletes the user; sessions, apps and tokens go with it (foreign keys cascade). */
   async delete(id: string, at: string, event?: AuditEvent): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
+    return changeTransaction(this.db, async (trx) => {
       const result = await trx.deleteFrom('users').where('id', '=', id).executeTakeFirst();
       if (result.numDeletedRows === 0n) return false;
       await recordChange(trx, 'user', id, at, { type: 'user.deleted', data: { user_id: id } });

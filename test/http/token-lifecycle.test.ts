@@ -258,6 +258,48 @@ describe('token lifecycle', () => {
       expect(tokens.filter((k) => k.name === 'raced rotation')).toHaveLength(2);
     });
 
+    // Regression: a rotation with no grace revokes the old token at once, so the next rotation of it
+    // found no active token and answered 404, where the contract says a rotated token is 409.
+    it('a token rotated without grace answered 404 to the next rotation, and to the loser of two at once: now 409', async () => {
+      const old = await createApiToken(t, user.jwt);
+      expect((await json(t, 'POST', `/api/tokens/${old.id}/rotate`, {}, user.jwt)).statusCode).toBe(201);
+      expectProblem(await json(t, 'POST', `/api/tokens/${old.id}/rotate`, {}, user.jwt), 409, 'conflict');
+      for (let round = 0; round < 5; round++) {
+        const raced = await createApiToken(t, user.jwt);
+        const answers = await Promise.all([0, 1].map(() => json(t, 'POST', `/api/tokens/${raced.id}/rotate`, {}, user.jwt)));
+        expect(answers.filter((a) => a.statusCode === 201)).toHaveLength(1);
+        for (const lost of answers.filter((a) => a.statusCode !== 201)) expectProblem(lost, 409, 'conflict');
+      }
+      // Someone else's rotated token is still 404, like any id they do not own.
+      expectProblem(await json(t, 'POST', `/api/tokens/${old.id}/rotate`, {}, other.jwt), 404, 'not_found');
+    });
+
+    // Regression: on PostgreSQL a change transaction took the change log's lock only after locking a
+    // token's row, so a revocation and a rotation (or an app's deletion and the rotation of its
+    // token) each waited for the other; PostgreSQL aborted one and the client got 503.
+    it('a revocation or an app deletion racing a rotation was a deadlock (503) on PostgreSQL: now one waits for the other', async () => {
+      const race = async () => {
+        const first = await createApiToken(t, user.jwt);
+        const second = (await json(t, 'POST', `/api/tokens/${first.id}/rotate`, { grace_seconds: 600 }, user.jwt)).json() as { id: string };
+        const [rotated, revoked] = await Promise.all([
+          json(t, 'POST', `/api/tokens/${second.id}/rotate`, {}, user.jwt),
+          json(t, 'DELETE', `/api/tokens/${first.id}`, undefined, user.jwt),
+        ]);
+        // Whichever commits first, the other finds what it left (a rotation ends its predecessor's grace).
+        expect([201, 404], rotated.body).toContain(rotated.statusCode);
+        expect([204, 404], revoked.body).toContain(revoked.statusCode);
+        const app = await registerApp(t, user.jwt);
+        const [appRotated, deleted] = await Promise.all([
+          json(t, 'POST', `/api/tokens/${app.token_id}/rotate`, {}, user.jwt),
+          json(t, 'DELETE', `/api/apps/${app.id}`, undefined, user.jwt),
+        ]);
+        expect(deleted.statusCode, deleted.body).toBe(204);
+        if (appRotated.statusCode !== 201) expectProblem(appRotated, 404, 'not_found');
+      };
+      // Several races at once, so the two transactions of one race overlap in the pool.
+      for (let round = 0; round < 16; round++) await Promise.all(Array.from({ length: 6 }, race));
+    });
+
     // Regression: a value out of range was "is invalid", and 604800.5 got three errors for the one
     // field; now each bad field is named once, with the first rule it breaks in plain words.
     it.each([
