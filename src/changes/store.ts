@@ -19,10 +19,12 @@ const CHANGE_LOCK = 7_277_001;
 
 /**
  * Appends a change inside the caller's transaction, so the change and its record commit together.
+ * The transaction is a {@link changeTransaction}.
  *
  * Readers fetch `id > last id seen`, which is only safe if ids become visible in order. SQLite has
  * one writer at a time; on PostgreSQL two transactions could commit out of id order, so change
- * transactions take a transaction-scoped advisory lock before allocating the id.
+ * transactions hold a transaction-scoped advisory lock when they allocate the id (taken again here,
+ * which costs nothing when the transaction already holds it).
  */
 export async function recordChange(trx: Transaction<Tables>, kind: ChangeKind, ref: string, at: string, event: ChangeEvent | null): Promise<void> {
   if (isPostgres(trx)) await sql`select pg_advisory_xact_lock(${CHANGE_LOCK})`.execute(trx);
