@@ -1,5 +1,5 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
-import { isPostgres } from '../db/dialect.js';
+import { isDeadlock, isPostgres } from '../db/dialect.js';
 import type { ChangesTable, Tables } from '../db/tables.js';
 import { type ChangeEvent, parseEvent } from './events.js';
 
@@ -34,18 +34,31 @@ export async function recordChange(trx: Transaction<Tables>, kind: ChangeKind, r
     .execute();
 }
 
+/** Runs of a change transaction that PostgreSQL aborted to break a deadlock, in all. */
+const CHANGE_ATTEMPTS = 3;
+
 /**
  * Runs `work` in a transaction that records changes. On PostgreSQL the change log's lock is taken
  * first, before any row lock: taken later (as {@link recordChange} would), a transaction holding a
  * token's row waits for the lock while the lock's holder waits for that row (a revocation racing
  * a rotation, an app's deletion racing the rotation of its token), and PostgreSQL aborts one as
  * a deadlock. Every change transaction takes the lock at its start, so they queue instead.
+ *
+ * A transaction that records no change does not queue (the usage flush, which locks several
+ * tokens' rows), so a deadlock with one remains possible: the change transaction it aborted has
+ * changed nothing and is run again, `work` included.
  */
-export function changeTransaction<T>(db: Kysely<Tables>, work: (trx: Transaction<Tables>) => Promise<T>): Promise<T> {
-  return db.transaction().execute(async (trx) => {
-    if (isPostgres(trx)) await sql`select pg_advisory_xact_lock(${CHANGE_LOCK})`.execute(trx);
-    return work(trx);
-  });
+export async function changeTransaction<T>(db: Kysely<Tables>, work: (trx: Transaction<Tables>) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.transaction().execute(async (trx) => {
+        if (isPostgres(trx)) await sql`select pg_advisory_xact_lock(${CHANGE_LOCK})`.execute(trx);
+        return work(trx);
+      });
+    } catch (error) {
+      if (attempt === CHANGE_ATTEMPTS || !isDeadlock(error)) throw error;
+    }
+  }
 }
 
 /** Reads and prunes the change log. */

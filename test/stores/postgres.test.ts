@@ -1,4 +1,7 @@
-import { describe } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'kysely';
+import { describe, expect, it } from 'vitest';
+import { changeTransaction } from '../../src/changes/store.js';
 import { openDatabase } from '../../src/db/database.js';
 import { freshPostgresDatabase, postgresAvailable } from '../helpers/services.js';
 import { type StoreHarness, storeContract } from './contract.js';
@@ -29,4 +32,40 @@ describe.skipIf(!available)('PostgreSQL', () => {
   sessionStoreContract('PostgreSQL', postgres);
   lifecycleStoreContract('PostgreSQL', postgres);
   webhookStoreContract('PostgreSQL', postgres);
+});
+
+// A transaction that records no change (the usage flush) does not queue on the change log's lock,
+// so it can still deadlock with one that does; PostgreSQL then aborts one of the two, and a
+// client whose rotation or revocation it was got 503.
+describe.skipIf(!available)('PostgreSQL: a change transaction aborted to break a deadlock', () => {
+  it('is run again, work included, and commits', async () => {
+    const fresh = await freshPostgresDatabase();
+    const { db, close } = await openDatabase({ kind: 'postgres', url: fresh.url, poolSize: 4 });
+    try {
+      await sql`create table rows_to_lock (id int primary key, v int not null)`.execute(db);
+      await sql`insert into rows_to_lock values (1, 0), (2, 0)`.execute(db);
+      const other = await db.startTransaction().execute();
+      // The other side looks for the deadlock long after the change transaction does, so it is
+      // the change transaction that PostgreSQL aborts.
+      await sql`set local deadlock_timeout = '30s'`.execute(other);
+      await sql`update rows_to_lock set v = v + 1 where id = 1`.execute(other);
+      let runs = 0;
+      const change = changeTransaction(db, async (trx) => {
+        runs++;
+        await sql`update rows_to_lock set v = v + 10 where id = 2`.execute(trx);
+        await sql`update rows_to_lock set v = v + 10 where id = 1`.execute(trx);
+        return runs;
+      });
+      await sleep(300);
+      // Row 2 is the change transaction's now: this waits for it, which waits for row 1.
+      await sql`update rows_to_lock set v = v + 1 where id = 2`.execute(other);
+      await other.commit().execute();
+      expect(await change).toBe(2);
+      const rows = await sql<{ id: number; v: number }>`select id, v from rows_to_lock order by id`.execute(db);
+      expect(rows.rows).toEqual([{ id: 1, v: 11 }, { id: 2, v: 11 }]);
+    } finally {
+      await close();
+      await fresh.drop();
+    }
+  });
 });
