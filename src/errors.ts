@@ -168,13 +168,13 @@ const REALM = 'Bearer realm="rz"';
 /** RFC 6750: no credentials at all, or a scheme other than Bearer. */
 export const unauthorized = () => new ProblemError('unauthorized', { headers: { 'www-authenticate': REALM } });
 
+/** The longest credential looked at, in a header or an introspection: far beyond any of ours (a JWT is at most 2 KiB). */
+export const MAX_TOKEN_LENGTH = 4096;
+
 /**
  * RFC 6750 invalid_token. Deliberately takes no argument: every invalid_token response is
  * byte-identical so it never reveals which check failed.
  */
-/** The longest credential looked at, in a header or an introspection: far beyond any of ours (a JWT is at most 2 KiB). */
-export const MAX_TOKEN_LENGTH = 4096;
-
 export const invalidToken = () =>
   new ProblemError('invalid_token', { headers: { 'www-authenticate': `${REALM}, error="invalid_token"` } });
 
