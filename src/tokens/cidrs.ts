@@ -1,5 +1,6 @@
 import { BlockList, isIP } from 'node:net';
 import type { FieldError } from '../errors.js';
+import { ipv6Groups, mappedIPv4 } from '../lib/ip.js';
 
 /** The most networks one token's allow-list may hold. */
 export const MAX_CIDRS = 20;
@@ -26,8 +27,9 @@ function parseNetwork(text: string): Network | null {
   const prefixText = slash < 0 ? String(bits) : text.slice(slash + 1);
   if (!/^\d{1,3}$/.test(prefixText) || Number(prefixText) > bits) return null;
   const prefix = Number(prefixText);
-  const network = version === 4 ? ipv4Network(address, prefix) : ipv6Network(address, prefix);
-  return network === null ? null : { address: network, prefix, family: version === 4 ? 'ipv4' : 'ipv6' };
+  return version === 4
+    ? { address: ipv4Network(address, prefix), prefix, family: 'ipv4' }
+    : { address: ipv6Network(address, prefix), prefix, family: 'ipv6' };
 }
 
 /** The bits of `value` (of `width` bits) inside a prefix of `keep` bits, the rest zero. */
@@ -44,26 +46,13 @@ function ipv4Network(address: string, prefix: number): string {
 
 /**
  * The network's first address in RFC 5952 form (lower case, no leading zeros, the longest run of
- * zero groups as `::`, an IPv4-mapped address in dotted form), or null if it is not one.
+ * zero groups as `::`, an IPv4-mapped address in dotted form).
  */
-function ipv6Network(address: string, prefix: number): string | null {
-  let hostname: string;
-  try {
-    // The WHATWG URL parser writes IPv6 addresses as eight hex groups, compressed as RFC 5952 asks.
-    hostname = new URL(`http://[${address}]/`).hostname.slice(1, -1);
-  } catch {
-    return null;
-  }
-  const [head = '', tail] = hostname.split('::');
-  const heads = head === '' ? [] : head.split(':');
-  const tails = tail === undefined || tail === '' ? [] : tail.split(':');
-  const groups = [...heads, ...Array<string>(8 - heads.length - tails.length).fill('0'), ...tails].map((group, i) =>
-    masked(Number.parseInt(group, 16), 16, prefix - 16 * i),
-  );
-  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
-    const [high = 0, low = 0] = groups.slice(6);
-    return `::ffff:${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
-  }
+function ipv6Network(address: string, prefix: number): string {
+  const groups = ipv6Groups(address).map((group, i) => masked(group, 16, prefix - 16 * i));
+  const mapped = mappedIPv4(groups);
+  if (mapped !== null) return `::ffff:${mapped}`;
+  // The WHATWG URL parser writes an IPv6 address compressed as RFC 5952 asks.
   return new URL(`http://[${groups.map((g) => g.toString(16)).join(':')}]/`).hostname.slice(1, -1);
 }
 
