@@ -17,17 +17,20 @@ export interface Change {
 /** Any number fixed for the life of the schema: the advisory lock that orders change transactions. */
 const CHANGE_LOCK = 7_277_001;
 
+declare const changeLockHeld: unique symbol;
+
+/** A transaction begun by {@link changeTransaction}: the only kind a change can be recorded in. */
+export type ChangeTransaction = Transaction<Tables> & { readonly [changeLockHeld]: true };
+
 /**
  * Appends a change inside the caller's transaction, so the change and its record commit together.
- * The transaction is a {@link changeTransaction}.
  *
  * Readers fetch `id > last id seen`, which is only safe if ids become visible in order. SQLite has
  * one writer at a time; on PostgreSQL two transactions could commit out of id order, so change
- * transactions hold a transaction-scoped advisory lock when they allocate the id (taken again here,
- * which costs nothing when the transaction already holds it).
+ * transactions hold a transaction-scoped advisory lock ({@link changeTransaction} takes it) when
+ * they allocate the id.
  */
-export async function recordChange(trx: Transaction<Tables>, kind: ChangeKind, ref: string, at: string, event: ChangeEvent | null): Promise<void> {
-  if (isPostgres(trx)) await sql`select pg_advisory_xact_lock(${CHANGE_LOCK})`.execute(trx);
+export async function recordChange(trx: ChangeTransaction, kind: ChangeKind, ref: string, at: string, event: ChangeEvent | null): Promise<void> {
   await trx
     .insertInto('changes')
     .values({ kind, ref, created_at: at, event: event && JSON.stringify(event) })
@@ -39,7 +42,7 @@ const CHANGE_ATTEMPTS = 3;
 
 /**
  * Runs `work` in a transaction that records changes. On PostgreSQL the change log's lock is taken
- * first, before any row lock: taken later (as {@link recordChange} would), a transaction holding a
+ * first, before any row lock: taken later (when the change is recorded), a transaction holding a
  * token's row waits for the lock while the lock's holder waits for that row (a revocation racing
  * a rotation, an app's deletion racing the rotation of its token), and PostgreSQL aborts one as
  * a deadlock. Every change transaction takes the lock at its start, so they queue instead.
@@ -48,12 +51,12 @@ const CHANGE_ATTEMPTS = 3;
  * tokens' rows), so a deadlock with one remains possible: the change transaction it aborted has
  * changed nothing and is run again, `work` included.
  */
-export async function changeTransaction<T>(db: Kysely<Tables>, work: (trx: Transaction<Tables>) => Promise<T>): Promise<T> {
+export async function changeTransaction<T>(db: Kysely<Tables>, work: (trx: ChangeTransaction) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await db.transaction().execute(async (trx) => {
         if (isPostgres(trx)) await sql`select pg_advisory_xact_lock(${CHANGE_LOCK})`.execute(trx);
-        return work(trx);
+        return work(trx as ChangeTransaction);
       });
     } catch (error) {
       if (attempt === CHANGE_ATTEMPTS || !isDeadlock(error)) throw error;

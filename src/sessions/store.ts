@@ -1,7 +1,7 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { AuditEvent } from '../audit/events.js';
 import { recordAudit } from '../audit/store.js';
-import { changeTransaction, recordChange } from '../changes/store.js';
+import { type ChangeTransaction, changeTransaction, recordChange } from '../changes/store.js';
 import { isPostgres } from '../db/dialect.js';
 import type { SessionsTable, Tables } from '../db/tables.js';
 
@@ -48,7 +48,7 @@ const toRow = (session: NewSession) => ({
 });
 
 /** Revokes the given active sessions of a user in `trx`, each with its change; returns the ids revoked. */
-async function revokeWhere(trx: Transaction<Tables>, userId: string, at: string, only: { id?: string; except?: string }): Promise<string[]> {
+async function revokeWhere(trx: ChangeTransaction, userId: string, at: string, only: { id?: string; except?: string }): Promise<string[]> {
   let query = trx.updateTable('sessions').set({ revoked_at: at }).where('user_id', '=', userId).where('revoked_at', 'is', null).where('expires_at', '>', at);
   if (only.id !== undefined) query = query.where('id', '=', only.id);
   if (only.except !== undefined) query = query.where('id', '!=', only.except);
@@ -63,7 +63,7 @@ async function revokeWhere(trx: Transaction<Tables>, userId: string, at: string,
 export type SessionEvents = (revoked: readonly string[]) => readonly AuditEvent[];
 const none: SessionEvents = () => [];
 
-async function revokeAndRecord(trx: Transaction<Tables>, userId: string, at: string, only: { id?: string; except?: string }, events: SessionEvents): Promise<string[]> {
+async function revokeAndRecord(trx: ChangeTransaction, userId: string, at: string, only: { id?: string; except?: string }, events: SessionEvents): Promise<string[]> {
   const revoked = await revokeWhere(trx, userId, at, only);
   await recordAudit(trx, events(revoked));
   return revoked;

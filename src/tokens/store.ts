@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { AuditEvent } from '../audit/events.js';
 import { recordAudit } from '../audit/store.js';
-import { changeTransaction, recordChange } from '../changes/store.js';
+import { type ChangeTransaction, changeTransaction, recordChange } from '../changes/store.js';
 import type { Tables, TokensTable } from '../db/tables.js';
 import type { TokenKind } from './format.js';
 
@@ -104,7 +104,7 @@ export async function insertToken(trx: Kysely<Tables> | Transaction<Tables>, tok
  * Revokes one unrevoked token (of `ownerId` when given) inside the caller's transaction and records
  * `token.revoked` in the change log with it. Undefined when there was nothing to revoke.
  */
-export async function revokeIn(trx: Transaction<Tables>, id: string, at: string, ownerId: string | null): Promise<RevokedToken | undefined> {
+export async function revokeIn(trx: ChangeTransaction, id: string, at: string, ownerId: string | null): Promise<RevokedToken | undefined> {
   const revoked = await trx
     .updateTable('tokens')
     .set({ revoked_at: at })

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ChangeStore, recordChange } from '../../src/changes/store.js';
+import { ChangeStore, changeTransaction, recordChange } from '../../src/changes/store.js';
 import { iso } from '../../src/clock.js';
 import { createApiToken, expectInvalidToken, json, login, registerApp, signup, type TestUser } from '../helpers/api.js';
 import { type EventReader, openEvents } from '../helpers/event-stream.js';
@@ -92,7 +92,7 @@ describe('GET /api/events', () => {
     const { id } = await createApiToken(server, user.jwt, { scopes: ['apps:read', 'tokens:read'] });
     const reader = await open();
     await opened(reader);
-    await server.services.database.db.transaction().execute((trx) =>
+    await changeTransaction(server.services.database.db, (trx) =>
       recordChange(trx, 'token', id, iso(Date.now()), { type: 'token.updated', data: { token_id: id, scopes: ['apps:read'] } }),
     );
     await server.services.feed.committed('token', id);
@@ -164,7 +164,7 @@ describe('GET /api/events', () => {
   it('a change without an event (recorded by an older version) reaches the streams as a reset', async () => {
     const reader = await open();
     await opened(reader);
-    await server.services.database.db.transaction().execute((trx) => recordChange(trx, 'token', randomUUID(), iso(Date.now()), null));
+    await changeTransaction(server.services.database.db, (trx) => recordChange(trx, 'token', randomUUID(), iso(Date.now()), null));
     await server.services.feed.poll();
     expect(await reader.nextEvent()).toEqual({ id: String(await latestId()), event: 'reset', data: '{}', comments: [] });
   });

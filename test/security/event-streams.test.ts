@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { connect } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { recordChange } from '../../src/changes/store.js';
+import { changeTransaction, recordChange } from '../../src/changes/store.js';
 import { iso } from '../../src/clock.js';
 import { bearer, createApiToken, expectProblem, json, signup } from '../helpers/api.js';
 import { type EventReader, openEvents } from '../helpers/event-stream.js';
@@ -106,7 +106,7 @@ describe('GET /api/events under attack', () => {
     // About 6 MB of events: more than the kernel's socket buffers and the stream's own cap hold.
     const count = 40_000;
     const user = randomUUID();
-    await server.services.database.db.transaction().execute(async (trx) => {
+    await changeTransaction(server.services.database.db, async (trx) => {
       for (let i = 0; i < count; i++) {
         const session = randomUUID();
         await recordChange(trx, 'session', session, iso(Date.now()), { type: 'session.revoked', data: { session_id: session, user_id: user } });
