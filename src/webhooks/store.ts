@@ -172,11 +172,6 @@ export class WebhookStore {
     });
   }
 
-  /** Queues one delivery, due at once. */
-  async insertDelivery(delivery: NewDelivery): Promise<void> {
-    await insertDeliveries(this.db, [delivery]);
-  }
-
   /**
    * Queues one delivery unless `max` of its type to the endpoint are pending already. The endpoint's
    * row is locked first (a write that changes nothing), so requests at once cannot all pass the

@@ -68,7 +68,7 @@ export function webhookStoreContract(name: string, harness: () => StoreHarness):
     it('deletes an endpoint of its owner only, with its deliveries and its audit event', async () => {
       const user = await insertUser(s.users);
       const e = await add(endpoint(user.id, ['token.created']));
-      await s.webhooks.insertDelivery({ id: randomUUID(), endpointId: e.id, eventId: null, eventType: 'webhook.test', payload: '{}', createdAt: at(5) });
+      expect(await s.webhooks.insertCapped({ id: randomUUID(), endpointId: e.id, eventId: null, eventType: 'webhook.test', payload: '{}', createdAt: at(5) }, Number.POSITIVE_INFINITY)).toBe('queued');
       const deleted = event('webhook.deleted', user.id, 6);
       expect(await s.webhooks.deleteEndpoint(e.id, randomUUID(), () => deleted)).toBeUndefined();
       expect(await s.webhooks.deleteEndpoint(e.id, user.id, () => deleted)).toMatchObject({ id: e.id });
@@ -128,7 +128,7 @@ export function webhookStoreContract(name: string, harness: () => StoreHarness):
       const user = await insertUser(s.users);
       const e = await add(endpoint(user.id, ['token.created']));
       const id = randomUUID();
-      await s.webhooks.insertDelivery({ id, endpointId: e.id, eventId: null, eventType: 'webhook.test', payload: '{"a":1}', createdAt: at(30) });
+      expect(await s.webhooks.insertCapped({ id, endpointId: e.id, eventId: null, eventType: 'webhook.test', payload: '{"a":1}', createdAt: at(30) }, Number.POSITIVE_INFINITY)).toBe('queued');
       expect((await s.queue.claimDue(at(29), at(29), 'early', 10)).map((c) => c.id)).not.toContain(id);
 
       const [first, second] = await Promise.all([s.queue.claimDue(at(30), at(50), 'one', 10), s.queue.claimDue(at(30), at(50), 'two', 10)]);
@@ -157,7 +157,7 @@ export function webhookStoreContract(name: string, harness: () => StoreHarness):
 
       // A released lease is due again at once.
       const other = randomUUID();
-      await s.webhooks.insertDelivery({ id: other, endpointId: e.id, eventId: null, eventType: 'webhook.test', payload: '{}', createdAt: at(30) });
+      expect(await s.webhooks.insertCapped({ id: other, endpointId: e.id, eventId: null, eventType: 'webhook.test', payload: '{}', createdAt: at(30) }, Number.POSITIVE_INFINITY)).toBe('queued');
       await s.queue.claimDue(at(30), at(50), 'seven', 10);
       await s.queue.release(other, 'seven');
       expect((await s.queue.claimDue(at(31), at(50), 'eight', 10)).map((c) => c.id)).toContain(other);
@@ -175,7 +175,7 @@ export function webhookStoreContract(name: string, harness: () => StoreHarness):
       while ((await s.queue.claimDue(at(99), at(100), randomUUID(), 100)).length > 0);
       const endpoints = [e, ...(await Promise.all(Array.from({ length: 5 }, () => add(endpoint(user.id, ['token.created'])))))];
       for (let i = 0; i < 30; i++) {
-        await s.webhooks.insertDelivery({ id: randomUUID(), endpointId: endpoints[i % 6]?.id ?? '', eventId: null, eventType: 'webhook.test', payload: '{}', createdAt: at(30) });
+        expect(await s.webhooks.insertCapped({ id: randomUUID(), endpointId: endpoints[i % 6]?.id ?? '', eventId: null, eventType: 'webhook.test', payload: '{}', createdAt: at(30) }, Number.POSITIVE_INFINITY)).toBe('queued');
       }
       const claimed = await s.queue.claimDue(at(30), at(50), 'limited', 8);
       expect(claimed).toHaveLength(8);
@@ -191,7 +191,7 @@ export function webhookStoreContract(name: string, harness: () => StoreHarness):
       const other = await add(endpoint(user.id, ['token.created']));
       const insert = async (endpointId: string, createdAt: string) => {
         const id = randomUUID();
-        await s.webhooks.insertDelivery({ id, endpointId, eventId: null, eventType: 'webhook.test', payload: '{}', createdAt });
+        expect(await s.webhooks.insertCapped({ id, endpointId, eventId: null, eventType: 'webhook.test', payload: '{}', createdAt }, Number.POSITIVE_INFINITY)).toBe('queued');
         return id;
       };
       // The slow endpoint's backlog is older than the other endpoint's one delivery.
@@ -215,7 +215,7 @@ export function webhookStoreContract(name: string, harness: () => StoreHarness):
       const user = await insertUser(s.users);
       const e = await add(endpoint(user.id, ['token.created']));
       const ids = [randomUUID(), randomUUID(), randomUUID()];
-      for (const [i, id] of ids.entries()) await s.webhooks.insertDelivery({ id, endpointId: e.id, eventId: null, eventType: 'webhook.test', payload: '{}', createdAt: at(i) });
+      for (const [i, id] of ids.entries()) expect(await s.webhooks.insertCapped({ id, endpointId: e.id, eventId: null, eventType: 'webhook.test', payload: '{}', createdAt: at(i) }, Number.POSITIVE_INFINITY)).toBe('queued');
       const page = await s.webhooks.listDeliveries(e.id, 2);
       expect(page.map((d) => d.id)).toEqual([ids[2], ids[1]]);
       const last = page[1];
