@@ -1,7 +1,7 @@
 import { type AuditEvent, auditEvent, type RequestContext } from '../audit/events.js';
 import type { ChangeFeed } from '../changes/feed.js';
 import { type Clock, iso } from '../clock.js';
-import { conflict, type FieldError, notFound, validationFailed } from '../errors.js';
+import { conflict, type FieldError, notFound, ProblemError, validationFailed } from '../errors.js';
 import { isUuid } from '../lib/ids.js';
 import { cleanLabel } from '../lib/text.js';
 import { narrows, parseCidrs } from './cidrs.js';
@@ -83,7 +83,8 @@ export class TokenLifecycle {
     for (let attempt = 1; ; attempt++) {
       const old = await this.detail(userId, id).catch(async (error: unknown) => {
         // A rotation without grace revokes the old token at once: it is gone, but rotated all the same.
-        if (isUuid(id) && (await this.store.isReplaced(id, userId))) throw alreadyRotated();
+        const missing = error instanceof ProblemError && error.code === 'not_found';
+        if (missing && isUuid(id) && (await this.store.isReplaced(id, userId))) throw alreadyRotated();
         throw error;
       });
       if (old.replacedBy !== null) throw alreadyRotated();
