@@ -30,6 +30,17 @@ export function collectRoutes(app: FastifyInstance): Map<string, Set<string>> {
   return routes;
 }
 
+/** Whether the path pattern `url` (`/api/tokens/leaked`) also matches `pattern` (`/api/tokens/:id`). */
+function matchesPattern(url: string, pattern: string): boolean {
+  const segments = url.split('/');
+  const parts = pattern.split('/');
+  return segments.length === parts.length && parts.every((part, i) => part === segments[i] || (part.startsWith(':') && !segments[i]?.startsWith(':')));
+}
+
+/** Whether another route answers `method` at `url`'s address. */
+const servedElsewhere = (routes: Map<string, Set<string>>, url: string, method: string): boolean =>
+  [...routes].some(([pattern, methods]) => pattern !== url && methods.has(method) && matchesPattern(url, pattern));
+
 export function registerMethodNotAllowed(app: FastifyInstance, routes: Map<string, Set<string>>): void {
   // Every method Node's parser hands on as a request (CONNECT opens a tunnel instead) is routed, so
   // an API path answers any method it does not serve (TRACE, QUERY, PROPFIND...) with 405, never
@@ -39,7 +50,9 @@ export function registerMethodNotAllowed(app: FastifyInstance, routes: Map<strin
   }
   for (const [url, methods] of [...routes]) {
     const allow = ALLOW_ORDER.filter((m) => methods.has(m));
-    const missing = app.supportedMethods.filter((m) => !methods.has(m));
+    // A method another route serves at this address is that route's: `DELETE /api/tokens/leaked`
+    // is a DELETE of a malformed token id (404), not a wrong method on the leak report (405).
+    const missing = app.supportedMethods.filter((m) => !methods.has(m) && !servedElsewhere(routes, url, m));
     if (missing.length === 0) continue;
     app.route({
       method: missing,

@@ -257,6 +257,27 @@ describe('exposure of credentials', () => {
       expect(String(res.headers.allow)).not.toContain(method);
     });
 
+    // Regression: a fixed path beside an {id} route (`/api/tokens/leaked`) answered every method
+    // it does not serve with 405, even those the {id} route serves, where a malformed id is 404.
+    it.each([
+      ['GET', '/api/tokens/leaked'],
+      ['PATCH', '/api/tokens/leaked'],
+      ['DELETE', '/api/tokens/leaked'],
+      ['DELETE', '/api/webhooks/event-types'],
+    ] as const)('%s %s: a fixed path read as a malformed id of the {id} route with that method was a 405: now 404', async (method, url) => {
+      const body = method === 'PATCH' ? { payload: { name: 'renamed' } } : {};
+      const res = await t.inject({ method, url, headers: bearer(tokens.jwt), ...body });
+      expect(res.statusCode, res.body).toBe(404);
+      expect(res.json()).toMatchObject({ code: 'not_found' });
+      expect(res.headers.allow).toBeUndefined();
+    });
+
+    it('a fixed path still answers 405 to a method no route serves at its address', async () => {
+      const res = await t.inject({ method: 'PATCH', url: '/api/webhooks/event-types', headers: bearer(tokens.jwt) });
+      expect(res.statusCode).toBe(405);
+      expect(res.headers.allow).toBe('GET, HEAD');
+    });
+
     it.each(anyResponse)('%s: nosniff, no X-Powered-By', async (_what, request) => {
       const res = await t.inject(await request());
       expect(res.headers['x-content-type-options']).toBe('nosniff');
