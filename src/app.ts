@@ -63,7 +63,8 @@ export async function createApp(services: Services, options: AppOptions = {}): P
     // Slow requests: the whole request must arrive within 10 s (and in `http` below, where Node
     // reads it: set only afterwards, as this option does, it never applied to a stalled body).
     requestTimeout: REQUEST_TIMEOUT_MS,
-    return503OnClosing: true,
+    // During a shutdown http/lifecycle.ts answers 503 `unavailable` as a problem, not Fastify.
+    return503OnClosing: false,
     // Long or badly encoded path segments are malformed ids: our 404, not Fastify's 414/400 bodies.
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     clientErrorHandler,

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ChangeFeed } from '../changes/feed.js';
+import { ProblemError } from '../errors.js';
 import { badHost, hasOneHost } from './framing.js';
 import { isApiRoute } from './hardening.js';
 import { applySecurityHeaders } from './headers.js';
@@ -8,19 +9,27 @@ import { rateLimitHeaders } from './rate-limit.js';
 /**
  * What every request goes through.
  *
- * onRequest: the security headers; the refusal of a request without exactly one Host; then, for
- * the API, catching up with changes other processes made (revocations, logouts, deletions, key
- * rotations) so no cache, key set or signer the request meets is stale.
+ * onRequest: the security headers; the refusal of a request without exactly one Host, and of any
+ * request once a graceful shutdown has begun; then, for the API, catching up with changes other
+ * processes made (revocations, logouts, deletions, key rotations) so no cache, key set or signer
+ * the request meets is stale.
  *
  * onSend: the RateLimit fields, and `Connection: close` once a graceful shutdown has begun, so
  * keep-alive clients let go and the server need not wait out their idle timeout. Whether that has
  * begun is returned, for the one other place that answers requests (http/me-shortcut.ts).
  */
 export function registerRequestLifecycle(app: FastifyInstance, feed: ChangeFeed): { closing(): boolean } {
+  let closing = false;
   app.addHook('onRequest', (request, reply, done) => {
     applySecurityHeaders(reply);
     if (!hasOneHost(request.raw)) {
       done(badHost());
+      return;
+    }
+    // A request that reaches an instance already shutting down (on a keep-alive connection) is
+    // told to go elsewhere, as a problem like any other answer (app.ts turns Fastify's own off).
+    if (closing) {
+      done(new ProblemError('unavailable', { detail: 'This instance is shutting down. Retry.', headers: { 'retry-after': '1' } }));
       return;
     }
     // Probes, docs and static pages read no caches and need no catching up. Decided on the route
@@ -30,7 +39,6 @@ export function registerRequestLifecycle(app: FastifyInstance, feed: ChangeFeed)
     else done();
   });
 
-  let closing = false;
   app.addHook('preClose', (done) => {
     closing = true;
     done();

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -106,6 +107,37 @@ describe('graceful shutdown', () => {
       const code = server.stop('SIGTERM');
       expect(await Promise.all(inflight)).toEqual(Array(8).fill(401));
       expect(await code).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  // Regression: a request that reached an instance already shutting down got Fastify's own 503
+  // body ({"error":"Service Unavailable",...}), not a problem with a code.
+  it('a request that arrives during the shutdown is 503 unavailable as a problem, with Retry-After', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rz-shutdown-'));
+    try {
+      const server = await start({ DATABASE_URL: `sqlite:${join(dir, 'rz.db')}` });
+      const { hostname, port } = new URL(server.url);
+      const socket = connect(Number(port), hostname);
+      let received = '';
+      socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+      const ended = new Promise((resolve) => socket.once('close', resolve));
+      // Half a request when the shutdown begins: its connection is busy, so it is not closed, and
+      // the request is routed once its last line arrives.
+      socket.write('GET /api/me HTTP/1.1\r\nHost: x\r\n');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const code = server.stop('SIGTERM');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      socket.write('Authorization: Bearer rz_x\r\n\r\n');
+      await ended;
+      expect(await code).toBe(0);
+      const [head, body] = received.split('\r\n\r\n');
+      expect(head).toMatch(/^HTTP\/1\.1 503 /);
+      expect(head).toMatch(/^content-type: application\/problem\+json/im);
+      expect(head).toMatch(/^retry-after: 1\r?$/im);
+      expect(head).toMatch(/^connection: close\r?$/im);
+      expect(JSON.parse(body ?? '')).toMatchObject({ status: 503, code: 'unavailable' });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
