@@ -18,7 +18,7 @@ import { meShortcut } from './http/me-shortcut.js';
 import { registerProblemHandler, sendProblem, toProblem } from './http/problem.js';
 import { RequestLimits, registerRateLimits } from './http/rate-limit.js';
 import { notFound } from './errors.js';
-import { MAX_PARAM_LENGTH, Problem } from './api/schemas.js';
+import { MAX_PARAM_LENGTH, Problem, SERVICE_CHECKED_FORMATS } from './api/schemas.js';
 import { healthRoutes } from './health/routes.js';
 import { checkReadiness } from './health/service.js';
 import { eventRoutes } from './events/routes.js';
@@ -81,8 +81,10 @@ export async function createApp(services: Services, options: AppOptions = {}): P
         coerceTypes: false,
         useDefaults: false,
         allErrors: true,
+        formats: SERVICE_CHECKED_FORMATS,
       },
     },
+    serializerOpts: { ajv: { formats: SERVICE_CHECKED_FORMATS } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   // Node keeps only the first 2,000 raw header lines by default, and a repeated Authorization or
   // Host past them would go unseen; the 16 KiB header limit (431) bounds them instead.

@@ -40,7 +40,12 @@ type Access =
   | { readonly auth: RouteAuth; readonly rateLimit?: 'password' }
   | { readonly auth: 'public'; readonly rateLimit: Exclude<RouteRateLimit, 'password'> | 'none' };
 
+/** The methods the API's operations use. */
+export type OperationMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
 export type OperationSpec = Access & {
+  /** The route's own method, checked against it at registration (http/docs.ts). */
+  readonly method: OperationMethod;
   readonly operationId: OperationId;
   readonly summary: string;
   readonly description: string;
@@ -70,7 +75,7 @@ type RequestSchemas<S extends OperationSpec> = (S extends { readonly body: infer
 
 /** The parts of Fastify route options that {@link operation} fills in. */
 export interface Operation<S extends OperationSpec> {
-  readonly config: { readonly operationId: OperationId; readonly auth?: RouteAuth; readonly rateLimit?: RouteRateLimit };
+  readonly config: { readonly operationId: OperationId; readonly method: OperationMethod; readonly auth?: RouteAuth; readonly rateLimit?: RouteRateLimit };
   readonly schema: RequestSchemas<S> & {
     readonly operationId: OperationId;
     readonly summary: string;
@@ -87,7 +92,8 @@ function problemsOf(spec: OperationSpec): Set<ProblemCode> {
   const problems = new Set<ProblemCode>(spec.problems);
   // More than one Authorization header is 400 invalid_request (RFC 6750); then the guard's answers.
   if (spec.auth !== 'public') for (const code of ['validation_failed', 'unauthorized', 'invalid_token', 'insufficient_scope'] as const) problems.add(code);
-  if (spec.body) for (const code of ['validation_failed', 'unsupported_media_type', 'payload_too_large'] as const) problems.add(code);
+  // Every method but GET reads a body, and one that takes none refuses any but `{}` (http/hardening.ts).
+  if (spec.body || spec.method !== 'GET') for (const code of ['validation_failed', 'unsupported_media_type', 'payload_too_large'] as const) problems.add(code);
   if (spec.querystring) problems.add('validation_failed');
   // A malformed id is answered like an unknown one.
   if (spec.params) problems.add('not_found');
@@ -113,6 +119,7 @@ export function operation<const S extends OperationSpec>(spec: S): Operation<S> 
   return {
     config: {
       operationId: spec.operationId,
+      method: spec.method,
       ...(spec.auth === 'public' ? {} : { auth: spec.auth }),
       ...(limit === undefined || limit === 'none' ? {} : { rateLimit: limit }),
     },

@@ -101,7 +101,8 @@ export function responsesOf(plan: ResponsePlan): Record<string, object> {
     out[status] = problemResponse(codes, { ...limits, ...(status === 429 ? RETRY_AFTER : {}), ...challenge });
   }
   out.default = {
-    description: 'Any other problem, for example 503 `unavailable` while the database or Redis cannot be reached.',
+    description:
+      'Any other problem: 503 `unavailable` while the database or Redis cannot be reached, 408 `request_timeout` for a request that did not arrive whole within 10 s, 431 `headers_too_large` for headers over 16 KiB.',
     content: { 'application/problem+json': { schema: ProblemRef } },
   };
   return out;

@@ -39,6 +39,7 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Set by operation() (api/operation.ts), through which every documented route is declared. */
     operationId?: string;
+    method?: string;
     auth?: RouteAuth;
     rateLimit?: RouteRateLimit;
   }

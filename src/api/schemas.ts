@@ -65,11 +65,17 @@ export const Problem = Type.Object(
 
 export const ProblemRef = Type.Ref('Problem');
 
+/**
+ * Formats the document uses that ajv-formats does not know, for every ajv the schemas meet (the
+ * serializers' too, or each warns): checked by the services, accepted as they are by the schemas.
+ */
+export const SERVICE_CHECKED_FORMATS = { 'idn-email': true } as const;
+
 export const UserSummary = Type.Object(
   {
     id: Uuid,
     username: Type.String({ pattern: USERNAME.source, maxLength: 39, examples: ['ada'] }),
-    email: Type.String({ format: 'email', maxLength: 254, examples: ['ada@example.com'] }),
+    email: Type.String({ format: 'idn-email', maxLength: 254, description: 'Lower-cased, in Unicode NFC; may hold non-ASCII letters (RFC 6531).', examples: ['ada@example.com'] }),
   },
   { additionalProperties: false },
 );

@@ -53,6 +53,7 @@ export function appRoutes(app: Http, apps: AppService, catalogue: ScopeCatalogue
   const RegisterAppBody = registerAppBody(catalogue);
   app.post('/api/apps', {
     ...operation({
+      method: 'POST',
       operationId: 'registerApp',
       tags: ['apps'],
       summary: 'Register an app; the response carries its first app token',
@@ -70,6 +71,7 @@ export function appRoutes(app: Http, apps: AppService, catalogue: ScopeCatalogue
 
   app.get('/api/apps', {
     ...operation({
+      method: 'GET',
       operationId: 'listApps',
       tags: ['apps'],
       summary: 'List your apps, newest first',
@@ -82,6 +84,7 @@ export function appRoutes(app: Http, apps: AppService, catalogue: ScopeCatalogue
 
   app.get('/api/apps/:id', {
     ...operation({
+      method: 'GET',
       operationId: 'getApp',
       tags: ['apps'],
       summary: 'Read one of your apps',
@@ -95,6 +98,7 @@ export function appRoutes(app: Http, apps: AppService, catalogue: ScopeCatalogue
 
   app.delete('/api/apps/:id', {
     ...operation({
+      method: 'DELETE',
       operationId: 'deleteApp',
       tags: ['apps'],
       summary: 'Delete an app and revoke every one of its tokens',
@@ -111,6 +115,7 @@ export function appRoutes(app: Http, apps: AppService, catalogue: ScopeCatalogue
 
   app.post('/api/apps/:id/tokens', {
     ...operation({
+      method: 'POST',
       operationId: 'issueAppToken',
       tags: ['apps'],
       summary: 'Issue an additional app token',

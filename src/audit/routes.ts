@@ -83,6 +83,7 @@ export const AuditEventSchema = Type.Object(
 export function auditRoutes(app: Http, log: AuditLog): void {
   app.get('/api/audit', {
     ...operation({
+      method: 'GET',
       operationId: 'listAuditEvents',
       tags: ['audit'],
       summary: 'List the security events of your account, newest first',

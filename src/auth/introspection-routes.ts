@@ -47,6 +47,7 @@ const IntrospectionResponse = Type.Object(
 export function introspectionRoutes(app: Http, introspector: Introspector): void {
   app.post('/api/introspect', {
     ...operation({
+      method: 'POST',
       operationId: 'introspectToken',
       tags: ['platform'],
       summary: 'Introspect a token (RFC 7662)',

@@ -53,6 +53,7 @@ export function authRoutes(app: Http, accounts: AccountService, clientAddress: (
 
   app.post('/api/auth/signup', {
     ...operation({
+      method: 'POST',
       operationId: 'signUp',
       tags: ['auth'],
       summary: 'Create an account and log in',
@@ -71,6 +72,7 @@ export function authRoutes(app: Http, accounts: AccountService, clientAddress: (
 
   app.post('/api/auth/login', {
     ...operation({
+      method: 'POST',
       operationId: 'logIn',
       tags: ['auth'],
       summary: 'Log in with email and password',
@@ -86,6 +88,7 @@ export function authRoutes(app: Http, accounts: AccountService, clientAddress: (
 
   app.post('/api/auth/logout', {
     ...operation({
+      method: 'POST',
       operationId: 'logOut',
       tags: ['auth'],
       summary: 'Log out: revoke the session behind this user token',

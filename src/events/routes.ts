@@ -38,6 +38,7 @@ export function eventRoutes(app: Http, hub: EventHub): void {
 
   app.get('/api/events', {
     ...operation({
+      method: 'GET',
       operationId: 'streamEvents',
       tags: ['platform'],
       summary: 'Stream revocations and other changes (server-sent events)',

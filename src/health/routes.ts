@@ -11,6 +11,7 @@ export function healthRoutes(app: Http, readiness: () => Promise<Readiness>): vo
   // Probes are not rate-limited: a load balancer polls them, often from one address.
   app.get('/healthz', {
     ...operation({
+      method: 'GET',
       operationId: 'checkLiveness',
       tags: ['operations'],
       summary: 'Liveness: the process is up and serving',
@@ -24,6 +25,7 @@ export function healthRoutes(app: Http, readiness: () => Promise<Readiness>): vo
 
   app.get('/readyz', {
     ...operation({
+      method: 'GET',
       operationId: 'checkReadiness',
       tags: ['operations'],
       summary: 'Readiness: the database (and Redis, when configured) answer',

@@ -34,8 +34,10 @@ Authentication failures carry an RFC 6750 \`WWW-Authenticate\` header.`;
  */
 function requireOperations(app: FastifyInstance): void {
   app.addHook('onRoute', (route) => {
-    if (route.schema?.hide || route.method === 'HEAD' || route.config?.operationId !== undefined) return;
-    throw new Error(`${String(route.method)} ${route.url}: declare the route with operation() from src/api/operation.ts, or hide it`);
+    if (route.schema?.hide || route.method === 'HEAD') return;
+    if (route.config?.operationId === undefined) throw new Error(`${String(route.method)} ${route.url}: declare the route with operation() from src/api/operation.ts, or hide it`);
+    // What operation() documents (a body's problems) depends on the method it was told.
+    if (route.config.method !== route.method) throw new Error(`${String(route.method)} ${route.url}: operation() was declared for ${String(route.config.method)}`);
   });
 }
 

@@ -26,6 +26,7 @@ const Jwks = Type.Object(
 export function keyRoutes(app: Http, keys: KeyRing): void {
   app.get('/.well-known/jwks.json', {
     ...operation({
+      method: 'GET',
       operationId: 'getJwks',
       tags: ['keys'],
       summary: 'Public keys that verify user tokens (JWKS)',

@@ -73,6 +73,7 @@ const Formats = Type.Object(
 export function leakRoutes(app: Http, leaks: LeakResponse): void {
   app.post('/api/tokens/leaked', {
     ...operation({
+      method: 'POST',
       operationId: 'reportLeakedTokens',
       tags: ['leaks'],
       summary: 'Report leaked tokens: every live one among them is revoked',
@@ -96,6 +97,7 @@ export function leakRoutes(app: Http, leaks: LeakResponse): void {
   const formats = tokenFormats();
   app.get('/.well-known/rz-token-formats.json', {
     ...operation({
+      method: 'GET',
       operationId: 'getTokenFormats',
       tags: ['leaks'],
       summary: 'The token formats, for secret scanners',

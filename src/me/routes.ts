@@ -4,7 +4,7 @@ import type { Principal } from '../auth/principal.js';
 import { iso } from '../clock.js';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf, type RouteAuth } from '../api/route.js';
-import { Label, NullableTimestamp, UserSummary, Uuid } from '../api/schemas.js';
+import { Label, NullableTimestamp, SERVICE_CHECKED_FORMATS, UserSummary, Uuid } from '../api/schemas.js';
 import { MAX_SCOPE_NAME_LENGTH, MAX_TOKEN_SCOPES, SCOPE_NAME } from '../tokens/scopes.js';
 
 const MeResponse = Type.Object(
@@ -34,7 +34,7 @@ const MeResponse = Type.Object(
 export const ME_AUTH: RouteAuth = { api: 'any', app: true };
 
 /** The body's serializer (Fastify's own, over the response schema), shared with http/me-shortcut.ts. */
-export const serializeMe: (body: Static<typeof MeResponse>) => string = fastJson(MeResponse);
+export const serializeMe: (body: Static<typeof MeResponse>) => string = fastJson(MeResponse, { ajv: { formats: SERVICE_CHECKED_FORMATS } });
 
 /** The body of `GET /api/me`. */
 export function meBody(p: Principal): Static<typeof MeResponse> {
@@ -52,6 +52,7 @@ export function meBody(p: Principal): Static<typeof MeResponse> {
 export function meRoutes(app: Http): void {
   app.get('/api/me', {
     ...operation({
+      method: 'GET',
       operationId: 'getMe',
       tags: ['me'],
       summary: 'The caller and the credential in use',

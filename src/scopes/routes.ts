@@ -35,6 +35,7 @@ export function scopeRoutes(app: Http, catalogue: ScopeCatalogue): void {
   };
   app.get('/api/scopes', {
     ...operation({
+      method: 'GET',
       operationId: 'listScopes',
       tags: ['scopes'],
       summary: 'List the scopes tokens can carry',

@@ -63,6 +63,7 @@ const USER_ONLY = {};
 export function sessionRoutes(app: Http, security: AccountSecurity): void {
   app.post('/api/auth/password', {
     ...operation({
+      method: 'POST',
       operationId: 'updatePassword',
       tags: ['account'],
       summary: 'Change the password and end every other session',
@@ -82,6 +83,7 @@ export function sessionRoutes(app: Http, security: AccountSecurity): void {
 
   app.get('/api/auth/sessions', {
     ...operation({
+      method: 'GET',
       operationId: 'listSessions',
       tags: ['account'],
       summary: 'List the active sessions of the user',
@@ -94,6 +96,7 @@ export function sessionRoutes(app: Http, security: AccountSecurity): void {
 
   app.delete('/api/auth/sessions/:id', {
     ...operation({
+      method: 'DELETE',
       operationId: 'revokeSession',
       tags: ['account'],
       summary: 'End one session of the user',
@@ -110,6 +113,7 @@ export function sessionRoutes(app: Http, security: AccountSecurity): void {
 
   app.delete('/api/auth/sessions', {
     ...operation({
+      method: 'DELETE',
       operationId: 'revokeOtherSessions',
       tags: ['account'],
       summary: 'End every session of the user but this one',
@@ -125,6 +129,7 @@ export function sessionRoutes(app: Http, security: AccountSecurity): void {
 
   app.delete('/api/me', {
     ...operation({
+      method: 'DELETE',
       operationId: 'deleteMe',
       tags: ['account'],
       summary: 'Delete the account',

@@ -94,6 +94,7 @@ const TOKEN_OWNERSHIP = "An API token of yours or an app token of one of your ap
 export function tokenLifecycleRoutes(app: Http, lifecycle: TokenLifecycle): void {
   app.get('/api/tokens/:id', {
     ...operation({
+      method: 'GET',
       operationId: 'getToken',
       tags: ['tokens'],
       summary: 'Read one token: its last use and the scopes it exercised',
@@ -107,6 +108,7 @@ export function tokenLifecycleRoutes(app: Http, lifecycle: TokenLifecycle): void
 
   app.patch('/api/tokens/:id', {
     ...operation({
+      method: 'PATCH',
       operationId: 'updateToken',
       tags: ['tokens'],
       summary: 'Rename a token, or narrow its scopes or networks',
@@ -122,6 +124,7 @@ export function tokenLifecycleRoutes(app: Http, lifecycle: TokenLifecycle): void
 
   app.post('/api/tokens/:id/rotate', {
     ...operation({
+      method: 'POST',
       operationId: 'rotateToken',
       tags: ['tokens'],
       summary: 'Replace a token with a new value, keeping the old one for a grace period',
@@ -151,6 +154,7 @@ export function tokenLifecycleRoutes(app: Http, lifecycle: TokenLifecycle): void
 
   app.get('/api/apps/:id/tokens', {
     ...operation({
+      method: 'GET',
       operationId: 'listAppTokens',
       tags: ['apps'],
       summary: "List an app's active tokens, newest first",

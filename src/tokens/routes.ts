@@ -74,6 +74,7 @@ export function tokenRoutes(app: Http, tokens: TokenService, catalogue: ScopeCat
   const CreateTokenBody = createTokenBody(catalogue);
   app.post('/api/tokens', {
     ...operation({
+      method: 'POST',
       operationId: 'createApiToken',
       tags: ['tokens'],
       summary: 'Create an API token',
@@ -98,6 +99,7 @@ export function tokenRoutes(app: Http, tokens: TokenService, catalogue: ScopeCat
 
   app.get('/api/tokens', {
     ...operation({
+      method: 'GET',
       operationId: 'listApiTokens',
       tags: ['tokens'],
       summary: 'List your active API tokens, newest first',
@@ -110,6 +112,7 @@ export function tokenRoutes(app: Http, tokens: TokenService, catalogue: ScopeCat
 
   app.delete('/api/tokens/:id', {
     ...operation({
+      method: 'DELETE',
       operationId: 'revokeToken',
       tags: ['tokens'],
       summary: 'Revoke an API token, or an app token of one of your apps',

@@ -98,6 +98,7 @@ export function webhookRoutes(app: Http, webhooks: WebhookService): void {
 
   app.post('/api/webhooks', {
     ...operation({
+      method: 'POST',
       operationId: 'createWebhook',
       tags,
       summary: 'Add a webhook endpoint for your own events',
@@ -115,6 +116,7 @@ export function webhookRoutes(app: Http, webhooks: WebhookService): void {
 
   app.get('/api/webhooks', {
     ...operation({
+      method: 'GET',
       operationId: 'listWebhooks',
       tags,
       summary: 'List your webhook endpoints, newest first',
@@ -127,6 +129,7 @@ export function webhookRoutes(app: Http, webhooks: WebhookService): void {
 
   app.get('/api/webhooks/event-types', {
     ...operation({
+      method: 'GET',
       operationId: 'listWebhookEventTypes',
       tags,
       summary: 'List the event types an endpoint may receive',
@@ -139,6 +142,7 @@ export function webhookRoutes(app: Http, webhooks: WebhookService): void {
 
   app.get('/api/webhooks/:id', {
     ...operation({
+      method: 'GET',
       operationId: 'getWebhook',
       tags,
       summary: 'Read one of your webhook endpoints',
@@ -152,6 +156,7 @@ export function webhookRoutes(app: Http, webhooks: WebhookService): void {
 
   app.delete('/api/webhooks/:id', {
     ...operation({
+      method: 'DELETE',
       operationId: 'deleteWebhook',
       tags,
       summary: 'Delete a webhook endpoint and its deliveries',
@@ -168,6 +173,7 @@ export function webhookRoutes(app: Http, webhooks: WebhookService): void {
 
   app.get('/api/webhooks/:id/deliveries', {
     ...operation({
+      method: 'GET',
       operationId: 'listWebhookDeliveries',
       tags,
       summary: "List an endpoint's deliveries with their attempts, newest first",
@@ -193,6 +199,7 @@ export function webhookRoutes(app: Http, webhooks: WebhookService): void {
 
   app.post('/api/webhooks/:id/test', {
     ...operation({
+      method: 'POST',
       operationId: 'sendWebhookTest',
       tags,
       summary: 'Send a test delivery to an endpoint',

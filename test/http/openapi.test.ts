@@ -85,6 +85,18 @@ describe('OpenAPI document and docs', () => {
     expect(documented.sort()).toEqual(OPERATIONS.map(([m, p]) => `${m} ${p}`).sort());
   });
 
+  // Regression: `email` was declared `format: email`, which allows ASCII only, while signup accepts
+  // and answers addresses with non-ASCII letters: a client validating responses refused a real 201.
+  it('declares email as idn-email, which admits the non-ASCII address signup answers', async () => {
+    type Created = { content: { 'application/json': { schema: { properties: { user: { properties: { email: { format: string } } } } } } } };
+    const user = (doc.paths['/api/auth/signup']?.post?.responses['201'] as Created).content['application/json'].schema.properties.user;
+    expect(user.properties.email.format).toBe('idn-email');
+    const email = `ü-${Date.now()}@exämple.org`;
+    const res = await t.inject({ method: 'POST', url: '/api/auth/signup', payload: { email, username: `idn_${Date.now()}`, password: 'a long enough passphrase' } });
+    expect(res.statusCode, res.body).toBe(201);
+    expect(res.json()).toMatchObject({ user: { email } });
+  });
+
   it('lists every error code in the Problem schema', () => {
     const text = JSON.stringify(doc.components.schemas?.Problem);
     for (const code of Object.keys(PROBLEMS)) expect(text).toContain(code);
