@@ -1,10 +1,9 @@
 #!/usr/bin/env node
 import cluster from 'node:cluster';
-import { parseArgs } from 'node:util';
 import { OPERATOR_CONTEXT } from './audit/events.js';
 import { auditQuery, DEFAULT_CLI_LIMIT, printAuditEvents } from './cli/audit.js';
 import { readPassword } from './cli/password-input.js';
-import { UsageError } from './cli/usage.js';
+import { parseOnce, UsageError } from './cli/usage.js';
 import { WEBHOOK_USAGE, webhookCommands } from './cli/webhooks.js';
 import { serveCluster } from './cluster.js';
 import { type Config, ConfigError, loadConfig, parseWorkers } from './config.js';
@@ -67,7 +66,7 @@ async function withServices(config: Config, run: (services: Services) => Promise
 
 const commands: Record<string, Command> = {
   async serve(args, config) {
-    const { values } = parseArgs({ args, options: { workers: { type: 'string' } } });
+    const { values } = parseOnce({ args, options: { workers: { type: 'string' } } });
     const workers = values.workers === undefined ? config.workers : parseWorkers(values.workers, '--workers');
     // Leave pool threads free for the rest of the process while argon2 uses `hashConcurrency` of them.
     process.env.UV_THREADPOOL_SIZE ??= String(config.passwords.hashConcurrency + 4);
@@ -87,7 +86,7 @@ const commands: Record<string, Command> = {
   },
 
   async 'users create'(args, config) {
-    const { values } = parseArgs({ args, options: { email: { type: 'string' }, username: { type: 'string' } } });
+    const { values } = parseOnce({ args, options: { email: { type: 'string' }, username: { type: 'string' } } });
     if (!values.email || !values.username) throw new UsageError('users create needs --email and --username');
     const password = await readPassword(`Password for ${values.username}: `);
     await withServices(config, async (services) => {
@@ -103,7 +102,7 @@ const commands: Record<string, Command> = {
   },
 
   async 'users delete'(args, config) {
-    const { positionals } = parseArgs({ args, allowPositionals: true });
+    const { positionals } = parseOnce({ args, allowPositionals: true });
     const id = positionals[0];
     if (!id) throw new UsageError('users delete needs a user id');
     await withServices(config, async (services) => {
@@ -120,7 +119,7 @@ const commands: Record<string, Command> = {
   },
 
   async 'keys rotate'(args, config) {
-    const { values } = parseArgs({ args, options: { immediate: { type: 'boolean', default: false } } });
+    const { values } = parseOnce({ args, options: { immediate: { type: 'boolean', default: false } } });
     await withServices(config, async (services) => {
       const kid = await services.keys.rotate({ immediate: values.immediate });
       console.log(values.immediate ? `new signing key ${kid}; all older keys dropped` : `new signing key ${kid}`);
@@ -128,7 +127,7 @@ const commands: Record<string, Command> = {
   },
 
   async 'services create'(args, config) {
-    const { positionals } = parseArgs({ args, allowPositionals: true });
+    const { positionals } = parseOnce({ args, allowPositionals: true });
     if (positionals.length !== 1) throw new UsageError('services create needs one name, e.g. services create scoreboard');
     await withServices(config, async (services) => {
       const { token, credential } = await services.serviceCredentials.create(positionals[0] ?? '');
@@ -143,7 +142,7 @@ const commands: Record<string, Command> = {
   },
 
   async 'services revoke'(args, config) {
-    const { positionals } = parseArgs({ args, allowPositionals: true });
+    const { positionals } = parseOnce({ args, allowPositionals: true });
     const id = positionals[0];
     if (!id) throw new UsageError('services revoke needs a credential id');
     await withServices(config, async (services) => {

@@ -1,11 +1,10 @@
-import { parseArgs } from 'node:util';
 import { OPERATOR_CONTEXT } from '../audit/events.js';
 import type { Config } from '../config.js';
 import { ProblemError } from '../errors.js';
 import type { Services } from '../services.js';
 import type { WebhookEndpoint } from '../webhooks/store.js';
 import { deliveryJson, endpointJson } from '../webhooks/json.js';
-import { UsageError } from './usage.js';
+import { parseOnce, UsageError } from './usage.js';
 
 type WithServices = (config: Config, run: (services: Services) => Promise<void>) => Promise<void>;
 type Command = (args: string[], config: Config) => Promise<void>;
@@ -22,7 +21,7 @@ const endpointLine = (e: WebhookEndpoint, extra: { secret?: string } = {}) => JS
 
 /** The one endpoint id a command takes. */
 function idOf(args: string[], command: string): { id: string; values: { limit?: string | undefined } } {
-  const { positionals, values } = parseArgs({ args, allowPositionals: true, options: { limit: { type: 'string' } } });
+  const { positionals, values } = parseOnce({ args, allowPositionals: true, options: { limit: { type: 'string' } } });
   const id = positionals[0];
   if (positionals.length !== 1 || id === undefined) throw new UsageError(`webhooks ${command} needs one endpoint id`);
   return { id, values };
@@ -42,7 +41,7 @@ async function found<T>(id: string, run: () => Promise<T>): Promise<T> {
 export function webhookCommands(withServices: WithServices): Record<string, Command> {
   return {
     async 'webhooks add'(args, config) {
-      const { values } = parseArgs({ args, options: { url: { type: 'string' }, events: { type: 'string' }, description: { type: 'string' } } });
+      const { values } = parseOnce({ args, options: { url: { type: 'string' }, events: { type: 'string' }, description: { type: 'string' } } });
       if (values.url === undefined || values.events === undefined) throw new UsageError('webhooks add needs --url and --events (comma-separated event types)');
       const input = { url: values.url, event_types: values.events.split(',').map((t) => t.trim()).filter(Boolean), description: values.description };
       await withServices(config, async (services) => {

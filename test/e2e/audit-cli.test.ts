@@ -45,6 +45,12 @@ describe('rz-auth audit list', { timeout: 60_000 }, () => {
       [['--user', 'ada'], '--user'],
       [['--since', 'yesterday'], '--since'],
       [['--limit', '0'], '--limit'],
+      // Regression: these were taken: a day rolled over into the next month, an exponent, a local
+      // time whose zone is the machine's, and a repeated filter of which only the last counted.
+      [['--since', '2026-02-30'], '--since'],
+      [['--until', '2026-11-21T09:30:00'], '--until'],
+      [['--limit', '1e3'], '--limit'],
+      [['--type', 'user.created', '--type', 'keys.rotated'], '--type'],
     ] as const) {
       const result = await runCli(['audit', 'list', ...args], env);
       expect(result.code).toBe(2);
