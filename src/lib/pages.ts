@@ -30,7 +30,10 @@ const BASE64URL = /^[A-Za-z0-9_-]+$/;
  * @throws validation_failed naming `cursor`.
  */
 export function decodeCursor<T>(cursor: string, maxLength: number, parse: (text: string) => T | undefined): T {
-  const position = cursor.length <= maxLength && BASE64URL.test(cursor) ? parse(Buffer.from(cursor, 'base64url').toString('latin1')) : undefined;
+  const text = cursor.length <= maxLength && BASE64URL.test(cursor) ? Buffer.from(cursor, 'base64url').toString('latin1') : undefined;
+  // Only the spelling we hand out: the decoder ignores a stray last character or its unused bits,
+  // so many strings would name one position.
+  const position = text !== undefined && encodeCursor(text) === cursor ? parse(text) : undefined;
   if (position === undefined) throw validationFailed([{ field: 'cursor', message: 'is not a cursor this service handed out' }]);
   return position;
 }

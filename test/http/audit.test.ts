@@ -218,6 +218,17 @@ describe('GET /api/audit', () => {
     expect(await field('since=yesterday')).toEqual(['since']);
   });
 
+  // Regression: the decoder ignores a stray last character and unused bits, so `YTEx` (a11) with
+  // one more character, or `YTF` for `YTE` (a1), named the same position as the cursor handed out.
+  it('refuses a cursor spelled otherwise than the one handed out, though it decodes to the same position', async () => {
+    const user = await signup(t);
+    for (const cursor of [`${Buffer.from('a11').toString('base64url')}A`, 'YTF', 'YTE=']) {
+      const res = await json(t, 'GET', `/api/audit?cursor=${encodeURIComponent(cursor)}`, undefined, user.jwt);
+      expect((expectProblem(res, 400, 'validation_failed').errors as Array<{ field: string }>).map((e) => e.field)).toEqual(['cursor']);
+    }
+    expect((await json(t, 'GET', `/api/audit?cursor=${Buffer.from('a11').toString('base64url')}`, undefined, user.jwt)).statusCode).toBe(200);
+  });
+
   it('needs a user token: API and app tokens get 403, no token 401', async () => {
     const user = await signup(t);
     const api = await createApiToken(t, user.jwt, { scopes: ['apps:read', 'apps:write', 'tokens:read'] });
