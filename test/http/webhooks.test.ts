@@ -106,6 +106,11 @@ describe('/api/webhooks', () => {
     ['too long', `https://93.184.215.14/${'a'.repeat(2048)}`],
     // RFC 6761: names under .invalid never resolve (and the lookup is bounded by a timeout anyway).
     ['a name that does not resolve', 'https://hooks.nothing-here.invalid/x'],
+    // Regression: the URL parser dropped these, storing an endpoint other than the one typed.
+    ['a leading space', ' https://93.184.215.14/x'],
+    ['a trailing NUL', 'https://93.184.215.14/x\u0000'],
+    ['a line break inside', 'https://93.184.215.14/a\r\nb'],
+    ['a tab inside the host', 'https://93.184.\t215.14/x'],
   ])('refuses %s with 400 naming url, and creates nothing', async (_what, url) => {
     const user = await signup(t);
     expect(fields(await create(user, { url }))).toEqual(['url']);

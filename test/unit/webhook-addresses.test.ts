@@ -122,7 +122,7 @@ describe('checkWebhookUrl', () => {
     const typed = 'https://hooks.example.com/' + '\u20ac'.repeat(300);
     expect(typed.length).toBeLessThan(2048);
     expect(await refusal(typed)).toBe('must be at most 2048 characters');
-    expect(await refusal('https://hooks.example.com/' + ' '.repeat(700) + 'x')).toBe('must be at most 2048 characters');
+    expect(await refusal('https://hooks.example.com/' + '"'.repeat(700) + 'x')).toBe('must be at most 2048 characters');
   });
 
   it('refuses port 0, which the client would read as the default port', async () => {
@@ -156,9 +156,16 @@ describe('checkWebhookUrl', () => {
     expect(await refusal(raw)).toBe('must not contain a fragment');
   });
 
-  it.each(['', 'hooks.example.com/x', '/relative', 'https://', 'http://[::1/', 'http://exa mple.com/'])('refuses %j as not a URL', async (raw) => {
+  it.each(['', 'hooks.example.com/x', '/relative', 'https://', 'http://[::1/'])('refuses %j as not a URL', async (raw) => {
     expect(await refusal(raw)).toBe('must be an absolute http or https URL');
   });
+
+  it.each(['http://exa mple.com/', ' https://hooks.example.com/', 'https://hooks.example.com/\n', 'https://hooks.exa\tmple.com/', 'https://hooks.example.com/\u007f'])(
+    'refuses %j, which the parser would have changed, for its spaces or controls',
+    async (raw) => {
+      expect(await refusal(raw)).toBe('must not contain spaces or control characters');
+    },
+  );
 
   it('refuses an over-long URL before parsing or resolving it', async () => {
     let resolved = 0;
