@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { redactSecrets } from '../lib/redact.js';
+import { PROBLEM_LIMITS } from '../errors.js';
+import { redactQuoted } from '../lib/redact.js';
 import { addBodyParser, badBody, FORBIDDEN_KEYS } from './json-body.js';
 import { registerProblemHandler } from './problem.js';
 
@@ -36,7 +37,7 @@ export function parseFormBody(body: Buffer): Record<string, string> {
     const name = decode(pair.slice(0, eq));
     if (FORBIDDEN_KEYS.has(name)) throw badBody(`must not contain the field "${name}"`);
     // The name is the client's text and may be a token: error bodies never echo one.
-    if (seen.has(name)) throw badBody(`contains the field "${redactSecrets(name)}" more than once`);
+    if (seen.has(name)) throw badBody(`contains the field "${redactQuoted(name, PROBLEM_LIMITS.detail)}" more than once`);
     seen.add(name);
     fields.push([name, decode(pair.slice(eq + 1))]);
   }

@@ -1,7 +1,7 @@
 import { METHODS as NODE_METHODS } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type FieldError, ProblemError, validationFailed } from '../errors.js';
-import { redactSecrets } from '../lib/redact.js';
+import { type FieldError, PROBLEM_LIMITS, ProblemError, validationFailed } from '../errors.js';
+import { redactQuoted } from '../lib/redact.js';
 import { sendProblem } from './problem.js';
 
 /** The order of an Allow list. */
@@ -74,7 +74,7 @@ function unexpectedBody(body: unknown): FieldError[] | null {
   if (body === undefined) return null;
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return [{ field: 'body', message: 'must be absent: this operation takes no body' }];
   // A field is named after what the client sent, which can be a token: never echo one.
-  const fields = Object.keys(body).map((name) => ({ field: redactSecrets(name), message: 'is not allowed' }));
+  const fields = Object.keys(body).slice(0, PROBLEM_LIMITS.errors).map((name) => ({ field: redactQuoted(name, PROBLEM_LIMITS.text), message: 'is not allowed' }));
   return fields.length === 0 ? null : fields;
 }
 

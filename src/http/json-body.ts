@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { ProblemError, validationFailed } from '../errors.js';
-import { redactSecrets } from '../lib/redact.js';
+import { PROBLEM_LIMITS, ProblemError, validationFailed } from '../errors.js';
+import { redactQuoted } from '../lib/redact.js';
 import { countHeader } from './framing.js';
 import { isMediaType } from './media-type.js';
 
@@ -48,7 +48,7 @@ function checkStructure(text: string): void {
         const keys = stack.at(-1) as Set<string>;
         if (FORBIDDEN_KEYS.has(key)) throw badBody(`must not contain the key "${key}"`);
         // The key is the client's text and may be a token: error bodies never echo one.
-        if (keys.has(key)) throw badBody(`contains the key "${redactSecrets(key)}" more than once`);
+        if (keys.has(key)) throw badBody(`contains the key "${redactQuoted(key, PROBLEM_LIMITS.detail)}" more than once`);
         keys.add(key);
         expectKey = false;
       }

@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { isForeignKeyViolation, isStoreUnavailable } from '../db/dialect.js';
 import { applySecurityHeaders } from './headers.js';
 import { type FieldError, invalidToken, PROBLEM_LIMITS, PROBLEMS, type ProblemCode, ProblemError, problemType } from '../errors.js';
-import { redactSecrets } from '../lib/redact.js';
+import { redactQuoted } from '../lib/redact.js';
 import { clip } from '../lib/text.js';
 
 const FASTIFY_CODES: Readonly<Record<string, ProblemCode>> = {
@@ -106,7 +106,7 @@ function fieldErrors(errors: readonly AjvError[], context: string): FieldError[]
     if (e.keyword === 'required') path.push(String(e.params.missingProperty));
     if (e.keyword === 'additionalProperties') path.push(String(e.params.additionalProperty));
     // An unknown field is named after what the client sent, which can be a token: never echo one.
-    const field = path.length > 0 ? redactSecrets(path.join('.')) : context;
+    const field = path.length > 0 ? redactQuoted(path.join('.'), PROBLEM_LIMITS.text) : context;
     if (!out.has(field)) out.set(field, { field, message: ruleMessage(e) });
   }
   return [...out.values()];

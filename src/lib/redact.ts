@@ -56,3 +56,13 @@ export function redactSecrets(text: string): string {
   const redacted = redactShapes(bare);
   return redacted === bare ? redactShapes(text) : redacted;
 }
+
+/**
+ * {@link redactSecrets} of a client's text quoted where at most `shown` characters of it are shown
+ * (a field name in a problem). Only a generous start is redacted and kept: a 16 KB field name of
+ * escapes cost milliseconds to redact, to show a few hundred characters of it.
+ */
+export function redactQuoted(text: string, shown: number): string {
+  const kept = 4 * shown;
+  return text.length <= kept ? redactSecrets(text) : `${redactSecrets(text.slice(0, kept))}…`;
+}

@@ -62,6 +62,10 @@ describe('work before authentication is linear in the input', () => {
       'a leak report whose field name is %c3x repeated (named in the 400)',
       { method: 'POST', url: '/api/tokens/leaked', headers: { 'content-type': 'application/json' }, payload: `{"${'%c3x'.repeat(3_900)}":1}` },
     ],
+    [
+      'a login body whose one key, 7,600 characters of %c3x, appears twice (quoted in the 400)',
+      { method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/json' }, payload: `{"${'%c3x'.repeat(1_900)}":1,"${'%c3x'.repeat(1_900)}":1}` },
+    ],
     ['a URL of JWT starts separated by dots', { method: 'GET', url: `/api/me?q=${'eyJ.'.repeat(3_000)}` }],
     [
       'a login body of 16 KiB of escapes',
