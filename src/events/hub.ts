@@ -90,16 +90,26 @@ export class EventHub {
     this.unsubscribe();
   }
 
-  /** The replay after `afterId` (what the stream starts with, and the id it then stands at), read once. */
+  /**
+   * The replay after `afterId` (what the stream starts with, and the id it then stands at), read
+   * once. A replay that would fill more than half of what may wait for a client is a reset instead:
+   * queued at once, it would get the stream cut before its first byte, and again on every retry.
+   */
   private async resume(afterId: number): Promise<[number, string]> {
     const changes = await this.store.listAfter(afterId, MAX_REPLAY + 1);
     // After the list, as the feed does: pruning in between shows up as a gap, not a silent hole.
     const { oldest, latest } = await this.store.bounds();
-    if (afterId > latest || oldest > afterId + 1 || changes.length > MAX_REPLAY) return [latest, opening(null) + formatReset(latest)];
+    const reset: [number, string] = [latest, opening(null) + formatReset(latest)];
+    if (afterId > latest || oldest > afterId + 1 || changes.length > MAX_REPLAY) return reset;
+    const budget = (this.options.maxQueuedBytes ?? MAX_QUEUED_BYTES) / 2;
     let text = opening(null);
+    let bytes = 0;
     for (const change of changes) {
       if (change.kind === 'service') continue;
-      text += change.event ? formatEvent(change.id, change.event) : formatReset(change.id);
+      const chunk = change.event ? formatEvent(change.id, change.event) : formatReset(change.id);
+      bytes += Buffer.byteLength(chunk);
+      if (bytes > budget) return reset;
+      text += chunk;
     }
     return [Math.max(afterId, changes.at(-1)?.id ?? 0), text];
   }

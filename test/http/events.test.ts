@@ -154,6 +154,32 @@ describe('GET /api/events', () => {
       expect((await reader.nextEvent()).event).toBe('token.revoked');
     });
 
+    // Regression: 400 events of 1 KB each (tokens with many platform scopes, narrowed one by one)
+    // were queued at once, past the 256 KiB a client may have waiting: the stream was cut before
+    // its first byte, and again on every retry with the same id, so the client never caught up.
+    it('a replay too large to queue at once gets event: reset at the newest id instead, then live events', async () => {
+      const before = await latestId();
+      const scopes = Array.from({ length: 40 }, (_, i) => `games:scope-${String(i).padStart(12, '0')}`);
+      await changeTransaction(server.services.database.db, async (trx) => {
+        for (let i = 0; i < 400; i++) {
+          const id = randomUUID();
+          await recordChange(trx, 'token', id, iso(Date.now()), { type: 'token.updated', data: { token_id: id, scopes } });
+        }
+      });
+      const newest = await latestId();
+      const reader = await open({ 'last-event-id': String(before) });
+      expect(reader.status).toBe(200);
+      await reader.next();
+      expect(await reader.nextEvent()).toEqual({ id: String(newest), event: 'reset', data: '{}', comments: [] });
+      const { id } = await createApiToken(server, user.jwt);
+      expect((await json(server, 'DELETE', `/api/tokens/${id}`, undefined, user.jwt)).statusCode).toBe(204);
+      expect(JSON.parse((await reader.nextEvent()).data ?? '').token_id).toBe(id);
+      // Positive control: the last 50 of them fit, and are replayed.
+      const recent = await open({ 'last-event-id': String(newest - 50) });
+      await recent.next();
+      for (let i = 0; i < 50; i++) expect((await recent.nextEvent()).event).toBe('token.updated');
+    });
+
     it('an id beyond any the log has handed out gets event: reset first', async () => {
       const reader = await open({ 'last-event-id': String((await latestId()) + 1000) });
       await reader.next();
