@@ -2,13 +2,19 @@ import { withoutInvisible } from './text.js';
 
 /**
  * Token-shaped strings, wherever they stand (no `\b`: a percent-encoded space or quote before a
- * token is a letter or digit): API, app and service tokens, even with a bad checksum, webhook
- * signing secrets (`whsec_`), and anything that starts like a JWT. Logs must never hold a credential, even one a client put in a URL by
- * mistake. Linear on any input: the JWT alternative can always end where its run of base64url
- * characters ends (the dots are optional), so a match never fails after a long scan and no start
- * position is scanned twice.
+ * token is a letter or digit), in any letter case: API, app and service tokens, even with a bad
+ * checksum, webhook signing secrets (`whsec_`), and anything that starts like a JWT. Logs must never
+ * hold a credential, even one a client put in a URL by mistake. Linear on any input: the JWT
+ * alternative can always end where its run of base64url characters ends (the dots are optional),
+ * so a match never fails after a long scan and no start position is scanned twice.
  */
-const TOKEN_SHAPED = /rz[as]?_[0-9A-Za-z]{8,}|whsec_[0-9A-Za-z+/]{8,}|eyJ[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*){0,2}/g;
+const TOKEN_SHAPED = /rz[as]?_[0-9a-z]{8,}|whsec_[0-9a-z+/]{8,}|eyJ[a-z0-9_-]*(?:\.[a-z0-9_-]*){0,2}/gi;
+/**
+ * A run of 40 or more letters and digits: a token without its public prefix, which is the whole
+ * secret. Looked for in text a client sent only, not on every line: the pattern costs about twenty
+ * times the one above. Tried only where a run starts, so linear.
+ */
+const BARE_TOKEN = /(?<![0-9A-Za-z])[0-9A-Za-z]{40,}/g;
 export const REDACTED = '[REDACTED]';
 
 /**
@@ -16,6 +22,9 @@ export const REDACTED = '[REDACTED]';
  * serialized JSON log line (the replacement holds no quote or backslash).
  */
 export const redactShapes = (text: string): string => text.replace(TOKEN_SHAPED, REDACTED);
+
+/** Token shapes and bare token bodies replaced: for text a client sent. */
+const redactClientText = (text: string): string => redactShapes(text).replace(BARE_TOKEN, REDACTED);
 
 const PERCENT_ESCAPE = /%[0-9A-Fa-f]{2}/;
 const PERCENT_ESCAPES = /(?:%[0-9A-Fa-f]{2})+/g;
@@ -40,21 +49,21 @@ function percentDecoded(text: string): string | null {
 
 /**
  * Text as logs and error bodies may show it (a URL, a message, a field name a client sent), with
- * every token shape redacted. Percent-encoding can hide a token from the pattern (`%72z_…`,
+ * every token shape and bare token body redacted. Percent-encoding can hide a token from the pattern (`%72z_…`,
  * `rz%5F…`, `eyJ…%2E…`), so text with escapes is decoded, up to a few times over; if the decoded
  * text (invisible characters removed) holds a token shape, that text is returned with it redacted,
  * otherwise the text as it came. Text still encoded after that is replaced whole: no client encodes
  * a URL five times over except to hide something.
  */
 export function redactSecrets(text: string): string {
-  if (!PERCENT_ESCAPE.test(text)) return redactShapes(text);
+  if (!PERCENT_ESCAPE.test(text)) return redactClientText(text);
   const decoded = percentDecoded(text);
   if (decoded === null) return REDACTED;
   // An escaped control or invisible character (`rz_ab%00cd…`, `%E2%80%8B`) splits a token for the
   // pattern but not for a reader: the decoded text is looked at without them.
   const bare = withoutInvisible(decoded);
-  const redacted = redactShapes(bare);
-  return redacted === bare ? redactShapes(text) : redacted;
+  const redacted = redactClientText(bare);
+  return redacted === bare ? redactClientText(text) : redacted;
 }
 
 /**

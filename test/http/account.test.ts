@@ -176,9 +176,10 @@ describe('accounts: password, sessions, deletion', () => {
 
     it('keeps a hostile user agent printable and short', async () => {
       const user = await signup(t);
-      const jwt = await loginFrom(t, user.email, { ua: `Evil\u001b[31m\u202eAgent ${'x'.repeat(5000)}` });
+      // Separated: a run of 40 letters or digits is redacted as a token body would be.
+      const jwt = await loginFrom(t, user.email, { ua: `Evil\u001b[31m\u202eAgent ${'x/'.repeat(2500)}` });
       const mine = (await sessionsOf(t, jwt)).find((s) => s.current);
-      expect(mine?.user_agent).toMatch(/^Evil\[31mAgent x+…$/);
+      expect(mine?.user_agent).toMatch(/^Evil\[31mAgent (x\/)+x?…$/);
       expect([...(mine?.user_agent ?? '')]).toHaveLength(256);
     });
 

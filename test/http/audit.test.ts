@@ -128,8 +128,9 @@ describe('GET /api/audit', () => {
 
   it('records a user agent without control characters, cut to 256 characters; none when nothing is left', async () => {
     const user = await signup(t);
-    await send('POST', '/api/tokens', { name: 'agent' }, user.jwt, `evil\u001b[31m\u0007agent ${'x'.repeat(400)}`);
-    expect((await newest(user, 'token.created'))?.user_agent).toBe(`evil[31magent ${'x'.repeat(241)}\u2026`);
+    // Separated: a run of 40 letters or digits is redacted as a token body would be.
+    await send('POST', '/api/tokens', { name: 'agent' }, user.jwt, `evil\u001b[31m\u0007agent ${'x/'.repeat(200)}`);
+    expect((await newest(user, 'token.created'))?.user_agent).toBe(`evil[31magent ${'x/'.repeat(120)}x\u2026`);
     await send('POST', '/api/tokens', { name: 'no agent' }, user.jwt, '\u0001\u0002 ');
     expect((await newest(user, 'token.created'))?.user_agent).toBeNull();
   });
@@ -147,8 +148,8 @@ describe('GET /api/audit', () => {
     // Bytes that are not UTF-8 are kept as they came; a sequence cut by the length cap is dropped.
     await send('POST', '/api/tokens', { name: 'latin-1 agent' }, user.jwt, 'Caf\u00e9');
     expect((await newest(user, 'token.created'))?.user_agent).toBe('Caf\u00e9');
-    await send('POST', '/api/tokens', { name: 'cut agent' }, user.jwt, 'y'.repeat(1023) + Buffer.from('\u00e9', 'utf8').toString('latin1'));
-    expect((await newest(user, 'token.created'))?.user_agent).toBe(`${'y'.repeat(255)}\u2026`);
+    await send('POST', '/api/tokens', { name: 'cut agent' }, user.jwt, `${'y-'.repeat(511)}y${Buffer.from('\u00e9', 'utf8').toString('latin1')}`);
+    expect((await newest(user, 'token.created'))?.user_agent).toBe(`${'y-'.repeat(127)}y\u2026`);
   });
 
   it('stored a token written into the user agent as it came: now redacted', async () => {

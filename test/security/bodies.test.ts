@@ -242,7 +242,8 @@ describe('hostile request bodies', () => {
     });
 
     it('a field name or detail that echoes the client\'s text is clipped', async () => {
-      const key = 'k'.repeat(LIMIT / 2 - 100);
+      // Separated: a run of 40 letters or digits is redacted as a token body would be.
+      const key = 'kk-'.repeat(Math.floor((LIMIT / 2 - 100) / 3));
       const unknown = expectRefused(await post('/api/tokens', `{"name":"x","${key}":1}`), 400, 'validation_failed');
       const duplicate = expectRefused(await post('/api/tokens', `{"name":"x","${key}":1,"${key}":2}`), 400, 'validation_failed');
       for (const body of [unknown, duplicate]) {
@@ -251,7 +252,7 @@ describe('hostile request bodies', () => {
         expect([...(error?.message ?? '')].length).toBeLessThanOrEqual(200);
         expect([...String(body.detail)].length).toBeLessThanOrEqual(500);
       }
-      expect(JSON.stringify(unknown.errors)).toContain('kkkk…');
+      expect(JSON.stringify(unknown.errors)).toMatch(/"(kk-)+k?k?…"/);
     });
 
     it('an anonymous caller cannot make the server read a body on a protected route', async () => {

@@ -24,6 +24,13 @@ describe('redactSecrets', () => {
     ['split by an encoded line break and a bidirectional override', `${app.slice(0, 12)}%0A%E2%80%AE${app.slice(12)}`],
     ['split by an encoded zero-width space', `${api.slice(0, 10)}%E2%80%8B${api.slice(10)}`],
     ['split by an encoded soft hyphen and a BOM', `${app.slice(0, 10)}%C2%AD${app.slice(10, 20)}%EF%BB%BF${app.slice(20)}`],
+    // Regression: the pattern knew the prefixes in lower case only, and a token's body is the whole
+    // secret (the prefix is public): both were logged whole.
+    ['with its prefix in upper case', `RZ_${api.slice(3)}`],
+    ['with its prefix in mixed case', `Rza_${app.slice(4)}`],
+    ['without its prefix', api.slice(3)],
+    ['without its prefix, after a percent-encoded space', `%20${app.slice(4)}`],
+    ['a webhook secret in upper case', 'WHSEC_c2VjcmV0c2Vj+/cmV0c2VjcmV0c2VjcmV0'],
   ])('redacts a token %s', (_what, text) => {
     const out = redactSecrets(`/path?q=${text}&n=1`);
     expect(out).toContain('[REDACTED]');
@@ -40,7 +47,8 @@ describe('redactSecrets', () => {
   });
 
   it('leaves text without a token as it is, escapes included', () => {
-    for (const text of ['/api/me', '/api/apps?name=Space%20Invaders', '/x?a=%zz&b=%', 'rz_short']) expect(redactSecrets(text)).toBe(text);
+    const uuid = '0b6f3c1e-2a4d-4c8e-9f10-5a7b3d2e1c90';
+    for (const text of ['/api/me', '/api/apps?name=Space%20Invaders', '/x?a=%zz&b=%', 'rz_short', `/api/tokens/${uuid}`, `/x?q=${'a'.repeat(39)}`]) expect(redactSecrets(text)).toBe(text);
   });
 
   it('never throws on escapes that are not UTF-8', () => {
