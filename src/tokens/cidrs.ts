@@ -67,7 +67,8 @@ export function parseCidrs(list: readonly string[], field = 'allowed_cidrs'): st
   if (list.length > MAX_CIDRS) return { field, message: `must hold at most ${MAX_CIDRS} networks` };
   const out: string[] = [];
   for (const [i, item] of list.entries()) {
-    const network = parseNetwork(item.trim());
+    // Not trimmed: the contract trims strings only where it says so, and it does not say so here.
+    const network = parseNetwork(item);
     if (!network) return { field, message: `item ${i} is not an IPv4 or IPv6 network (address/prefix)` };
     const text = format(network);
     if (!out.includes(text)) out.push(text);

@@ -361,7 +361,7 @@ describe('token lifecycle', () => {
 
   describe('allowed_cidrs at creation', () => {
     it('stored in canonical form and enforced against the client address', async () => {
-      const res = await json(t, 'POST', '/api/tokens', { name: 'net', allowed_cidrs: [' 192.0.2.0/24 ', '2001:DB8::/32', '198.51.100.4'] }, user.jwt);
+      const res = await json(t, 'POST', '/api/tokens', { name: 'net', allowed_cidrs: ['192.0.2.0/24', '2001:DB8::/32', '198.51.100.4'] }, user.jwt);
       expect(res.statusCode, res.body).toBe(201);
       const { token, allowed_cidrs } = res.json();
       expect(allowed_cidrs).toEqual(['192.0.2.0/24', '2001:db8::/32', '198.51.100.4/32']);
@@ -401,6 +401,8 @@ describe('token lifecycle', () => {
       ['an overlong item', [`${'1'.repeat(60)}/8`]],
       ['an empty list', []],
       ['not a list', '10.0.0.0/8'],
+      // Regression: trimmed and stored, where the contract trims strings only where it says so.
+      ['a network with a space after it', ['10.0.0.0/8 ']],
     ])('400 naming allowed_cidrs for %s, on both creation routes', async (_name, cidrs) => {
       const api = expectProblem(await json(t, 'POST', '/api/tokens', { name: 'x', allowed_cidrs: cidrs }, user.jwt), 400, 'validation_failed');
       expect(fieldsOf(api).every((f) => f.startsWith('allowed_cidrs'))).toBe(true);
