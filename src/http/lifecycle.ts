@@ -26,8 +26,9 @@ export function registerRequestLifecycle(app: FastifyInstance, feed: ChangeFeed)
       done(badHost());
       return;
     }
-    // A request that reaches an instance already shutting down (on a keep-alive connection) is
-    // told to go elsewhere, as a problem like any other answer (app.ts turns Fastify's own off).
+    // A request that reaches an instance already shutting down (read on a connection that was busy
+    // when it began) is told to go elsewhere, as a problem like any other answer (app.ts turns
+    // Fastify's own off).
     if (closing) {
       done(new ProblemError('unavailable', { detail: 'This instance is shutting down. Retry.', headers: { 'retry-after': '1' } }));
       return;

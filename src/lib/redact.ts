@@ -49,10 +49,10 @@ function percentDecoded(text: string): string | null {
 
 /**
  * Text as logs and error bodies may show it (a URL, a message, a field name a client sent), with
- * every token shape and bare token body redacted. Percent-encoding can hide a token from the pattern (`%72z_…`,
- * `rz%5F…`, `eyJ…%2E…`), so text with escapes is decoded, up to a few times over; if the decoded
- * text (invisible characters removed) holds a token shape, that text is returned with it redacted,
- * otherwise the text as it came. Text still encoded after that is replaced whole: no client encodes
+ * every token shape and bare token body redacted. Percent-encoding can hide a token from the
+ * patterns (`%72z_…`, `rz%5F…`, `eyJ…%2E…`), so text with escapes is decoded, up to a few times
+ * over; if the decoded text (invisible characters removed) holds a token, that text is returned
+ * with it redacted, otherwise the text as it came. Text still encoded after that is replaced whole: no client encodes
  * a URL five times over except to hide something.
  */
 export function redactSecrets(text: string): string {

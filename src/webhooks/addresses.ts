@@ -145,7 +145,7 @@ export interface CheckUrlOptions {
 export async function checkWebhookUrl(raw: string, options: CheckUrlOptions): Promise<URL> {
   if (raw.length > MAX_WEBHOOK_URL_LENGTH) throw refuse(`must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`);
   // The URL parser drops spaces and controls around a URL, and tabs and line breaks inside it: the
-  // endpoint would be one the user did not type. Refused, as a browser's address bar would not.
+  // stored endpoint would not be the one the user typed, so such a URL is refused instead.
   if (/[\u0000-\u0020\u007f]/.test(raw)) throw refuse('must not contain spaces or control characters');
   let url: URL;
   try {
