@@ -52,8 +52,8 @@ function percentDecoded(text: string): string | null {
  * every token shape and bare token body redacted. Percent-encoding can hide a token from the
  * patterns (`%72z_…`, `rz%5F…`, `eyJ…%2E…`), so text with escapes is decoded, up to a few times
  * over; if the decoded text (invisible characters removed) holds a token, that text is returned
- * with it redacted, otherwise the text as it came. Text still encoded after that is replaced whole: no client encodes
- * a URL five times over except to hide something.
+ * with it redacted, otherwise the text as it came. Text still encoded after that is replaced
+ * whole: no client encodes a URL five times over except to hide something.
  */
 export function redactSecrets(text: string): string {
   if (!PERCENT_ESCAPE.test(text)) return redactClientText(text);
@@ -67,11 +67,13 @@ export function redactSecrets(text: string): string {
 }
 
 /**
- * {@link redactSecrets} of a client's text quoted where at most `shown` characters of it are shown
- * (a field name in a problem). Only a generous start is redacted and kept: a 16 KB field name of
- * escapes cost milliseconds to redact, to show a few hundred characters of it.
+ * {@link redactSecrets} of at most the first `kept` characters of `text`, a cut marked with an
+ * ellipsis: redacting all of a 16 KB URL or field name of escapes costs milliseconds, for text
+ * that is shown only in part.
  */
-export function redactQuoted(text: string, shown: number): string {
-  const kept = 4 * shown;
+export function redactStart(text: string, kept: number): string {
   return text.length <= kept ? redactSecrets(text) : `${redactSecrets(text.slice(0, kept))}…`;
 }
+
+/** {@link redactStart} of a client's text quoted where at most `shown` characters of it are shown (a field name in a problem). */
+export const redactQuoted = (text: string, shown: number): string => redactStart(text, 4 * shown);
