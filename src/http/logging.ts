@@ -3,7 +3,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'f
 import type { Caller } from '../auth/principal.js';
 import { type DestinationStream, pino } from 'pino';
 import type { LogLevel } from '../config.js';
-import { REDACTED as CENSORED, redactSecrets, redactShapes, redactStart } from '../lib/redact.js';
+import { REDACTED as CENSORED, redactSecretParams, redactSecrets, redactShapes, redactStart } from '../lib/redact.js';
 
 const REDACTED = () => CENSORED;
 
@@ -13,7 +13,7 @@ const REDACTED = () => CENSORED;
  * the cut a 15 KB URL of escapes cost milliseconds of event loop.
  */
 const MAX_LOGGED_URL = 2048;
-const loggedUrl = (url: string): string => redactStart(url, MAX_LOGGED_URL);
+const loggedUrl = (url: string): string => redactSecretParams(redactStart(url, MAX_LOGGED_URL));
 
 /** Buffered for stdout before lines are dropped: a reader that stops must not grow memory for ever. */
 const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;

@@ -77,3 +77,28 @@ export function redactStart(text: string, kept: number): string {
 
 /** {@link redactStart} of a client's text quoted where at most `shown` characters of it are shown (a field name in a problem). */
 export const redactQuoted = (text: string, shown: number): string => redactStart(text, 4 * shown);
+
+/**
+ * Query parameter names whose value is a secret whatever it looks like: a password or key a client
+ * put in a URL by mistake (a login form sent with GET) has no shape to recognise.
+ */
+const SECRET_NAME = /pass|pwd|secret|token|key|auth|session|cookie|credential/i;
+
+/**
+ * `url` with the value of every query parameter that names a secret replaced (names compared
+ * percent-decoded, so `p%61ssword` is one). Linear: one split, one bounded decode per name.
+ */
+export function redactSecretParams(url: string): string {
+  const start = url.indexOf('?');
+  if (start < 0) return url;
+  const params = url.slice(start + 1).split('&');
+  for (let i = 0; i < params.length; i++) {
+    const param = params[i] as string;
+    const eq = param.indexOf('=');
+    if (eq < 0 || eq === param.length - 1) continue;
+    // A name still encoded after the decodes allowed is hiding something: its value goes too.
+    const name = percentDecoded(param.slice(0, eq).replaceAll('+', ' '));
+    if (name === null || SECRET_NAME.test(withoutInvisible(name))) params[i] = `${param.slice(0, eq + 1)}${REDACTED}`;
+  }
+  return `${url.slice(0, start + 1)}${params.join('&')}`;
+}

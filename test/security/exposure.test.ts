@@ -143,6 +143,22 @@ describe('exposure of credentials', () => {
     expect(lines).toContain('/api/me?access_token=[REDACTED]');
   });
 
+  it('a password sent in the query string was logged as it came (it has no token shape): its value is now redacted', async () => {
+    const password = secrets.get('password') ?? '';
+    const queries = [
+      `?email=${encodeURIComponent(user.email)}&password=${encodeURIComponent(password)}`,
+      `?P%61ssword=${encodeURIComponent(password)}`,
+      `?current_password=${encodeURIComponent(password)}&new_password=${encodeURIComponent(`${password}2`)}`,
+    ];
+    const from = t.logs.length;
+    for (const query of queries) await t.inject({ method: 'POST', url: `/api/auth/login${query}`, payload: {} });
+    const lines = (await t.settledLogs()).slice(from).join('');
+    expect(lines.split('\n').filter(Boolean).length).toBeGreaterThanOrEqual(queries.length);
+    expectNoSecret(lines, 'the logs');
+    expect(lines).not.toContain(encodeURIComponent(password));
+    expect(lines).toContain(`/api/auth/login?email=${encodeURIComponent(user.email)}&password=[REDACTED]`);
+  });
+
   it('a token behind a percent-encoded delimiter, or percent-encoded itself, in the URL never reaches the log', async () => {
     const encodeAll = (s: string) => [...s].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join('');
     const hidden: string[] = [

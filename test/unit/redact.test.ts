@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redactQuoted, redactSecrets } from '../../src/lib/redact.js';
+import { redactQuoted, redactSecretParams, redactSecrets } from '../../src/lib/redact.js';
 import { generateToken } from '../../src/tokens/format.js';
 
 describe('redactSecrets', () => {
@@ -72,5 +72,22 @@ describe('redactQuoted', () => {
     expect(quoted).toContain('[REDACTED]');
     expect(quoted).not.toContain(api.slice(3, 20));
     expect(redactQuoted('%c3x'.repeat(3_900), 200).length).toBeLessThanOrEqual(801);
+  });
+});
+
+describe('redactSecretParams', () => {
+  it.each([
+    ['/api/auth/login?email=a%40example.com&password=hunter2', '/api/auth/login?email=a%40example.com&password=[REDACTED]'],
+    ['/x?PASSWORD=hunter2', '/x?PASSWORD=[REDACTED]'],
+    ['/x?p%61ssword=hunter2&n=1', '/x?p%61ssword=[REDACTED]&n=1'],
+    ['/x?new_password=a&current_password=b', '/x?new_password=[REDACTED]&current_password=[REDACTED]'],
+    ['/x?client_secret=s&api_key=k&session=s&x-auth=a', '/x?client_secret=[REDACTED]&api_key=[REDACTED]&session=[REDACTED]&x-auth=[REDACTED]'],
+    ['/x?pass%E2%80%8Bword=hunter2', '/x?pass%E2%80%8Bword=[REDACTED]'],
+  ])('replaces the value of a parameter that names a secret: %s', (url, logged) => {
+    expect(redactSecretParams(url)).toBe(logged);
+  });
+
+  it('leaves other parameters, names without values and URLs without a query as they are', () => {
+    for (const url of ['/api/tokens?limit=10&cursor=abc', '/x?password', '/x?password=', '/api/me', '/x?a=1&&b=2']) expect(redactSecretParams(url)).toBe(url);
   });
 });
