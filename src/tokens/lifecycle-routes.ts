@@ -112,7 +112,7 @@ export function tokenLifecycleRoutes(app: Http, lifecycle: TokenLifecycle): void
       operationId: 'updateToken',
       tags: ['tokens'],
       summary: 'Rename a token, or narrow its scopes or networks',
-      description: `${TOKEN_OWNERSHIP} Scopes and networks may only shrink (400 naming the field otherwise). Effective on the next request, on every instance. A body that names no field changes nothing and records no event. A token already rotated is 409: change its replacement.`,
+      description: `${TOKEN_OWNERSHIP} Scopes and networks may only shrink (400 naming the field otherwise). Effective on the next request, on every instance. A body that names no field, or only values the token already has, changes nothing and records no event. A token already rotated is 409: change its replacement.`,
       auth: {},
       params: IdParams,
       body: UpdateBody,

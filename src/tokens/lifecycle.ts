@@ -60,7 +60,8 @@ export class TokenLifecycle {
       // A replaced token is on its way out: a narrowing of it would not reach its replacement.
       if (current.replacedBy !== null) throw conflict('The token was rotated: change its replacement instead.');
       const changes = checkChanges(current, input);
-      // A PATCH that names nothing to change changes nothing: no write, no event.
+      // A PATCH that names nothing to change, or only what the token already has, changes
+      // nothing: no write, no event, no change for the other instances.
       if (Object.keys(changes).length === 0) return current;
       const now = this.clock.now();
       if (await this.store.update(current, changes, iso(now), updated(current, changes, context, now))) break;
@@ -167,5 +168,12 @@ function checkChanges(current: TokenRecord, input: UpdateTokenInput): TokenChang
     } else allowedCidrs = parsed;
   }
   if (errors.length > 0 || (name !== undefined && typeof name !== 'string')) throw validationFailed(errors);
-  return { ...(name === undefined ? {} : { name }), ...(scopes === undefined ? {} : { scopes }), ...(allowedCidrs === undefined ? {} : { allowedCidrs }) };
+  return {
+    ...(name === undefined || name === current.name ? {} : { name }),
+    ...(scopes === undefined || sameSet(scopes, current.scopes) ? {} : { scopes }),
+    ...(allowedCidrs === undefined || (current.allowedCidrs !== null && sameSet(allowedCidrs, current.allowedCidrs)) ? {} : { allowedCidrs }),
+  };
 }
+
+/** Whether two lists without repeats hold the same items, in any order. */
+const sameSet = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((item) => b.includes(item));

@@ -121,6 +121,29 @@ describe('token lifecycle', () => {
       expect(audit.filter((e) => e.subject?.id === created.id)).toEqual([]);
     });
 
+    it('a PATCH that repeated the current values was written as a change (token.updated, a change for every instance): now none', async () => {
+      const created = await createApiToken(t, user.jwt, { name: 'same', scopes: ['apps:read', 'tokens:read'], allowed_cidrs: ['10.0.0.0/8', '2001:db8::/32'] });
+      const bodies = [
+        { name: 'same' },
+        { scopes: ['tokens:read', 'apps:read'] },
+        { allowed_cidrs: ['2001:db8::/32', '10.0.0.0/08'] },
+        { name: 'same', scopes: ['apps:read', 'tokens:read'], allowed_cidrs: ['10.0.0.0/8', '2001:db8::/32'] },
+      ];
+      for (const body of bodies) {
+        const res = await json(t, 'PATCH', `/api/tokens/${created.id}`, body, user.jwt);
+        expect(res.statusCode, res.body).toBe(200);
+        expect(res.json()).toMatchObject({ name: 'same', scopes: ['apps:read', 'tokens:read'], allowed_cidrs: ['10.0.0.0/8', '2001:db8::/32'] });
+      }
+      const changes = await t.services.database.db.selectFrom('changes').select('event').where('ref', '=', created.id).execute();
+      expect(changes).toEqual([]);
+      const audit = (await json(t, 'GET', '/api/audit?type=token.updated', undefined, user.jwt)).json().events as Array<{ subject: { id: string } | null }>;
+      expect(audit.filter((e) => e.subject?.id === created.id)).toEqual([]);
+      // Positive control: a real narrowing is one change and one event.
+      expect((await json(t, 'PATCH', `/api/tokens/${created.id}`, { name: 'same', scopes: ['apps:read'] }, user.jwt)).statusCode).toBe(200);
+      const after = (await json(t, 'GET', '/api/audit?type=token.updated', undefined, user.jwt)).json().events as Array<{ subject: { id: string } | null; details: Record<string, unknown> }>;
+      expect(after.filter((e) => e.subject?.id === created.id)).toHaveLength(1);
+    });
+
     it('networks only narrow: inside a current one is accepted, a wider or other one is 400', async () => {
       const created = await createApiToken(t, user.jwt, { allowed_cidrs: ['10.0.0.0/8', '2001:db8::/32'] });
       const wider = await json(t, 'PATCH', `/api/tokens/${created.id}`, { allowed_cidrs: ['10.0.0.0/7'] }, user.jwt);
