@@ -15,7 +15,8 @@ import { rateLimitHeaders } from './rate-limit.js';
  * the request meets is stale.
  *
  * onSend: the RateLimit fields, and `Connection: close` once a graceful shutdown has begun, so
- * keep-alive clients let go and the server need not wait out their idle timeout. Whether that has
+ * keep-alive clients let go and the server need not wait out their idle timeout, or when the answer
+ * goes out before the request's body has all arrived. Whether a shutdown has
  * begun is returned, for the one other place that answers requests (http/me-shortcut.ts).
  */
 export function registerRequestLifecycle(app: FastifyInstance, feed: ChangeFeed): { closing(): boolean } {
@@ -46,7 +47,10 @@ export function registerRequestLifecycle(app: FastifyInstance, feed: ChangeFeed)
   });
   app.addHook('onSend', (request, reply, payload, done) => {
     reply.headers(rateLimitHeaders(request.rateLimits));
-    if (closing) reply.header('connection', 'close');
+    // An answer sent before the request's body has all arrived (a 401, 404 or 415 that needed
+    // none of it) closes the connection: kept alive, Node would read and discard whatever the
+    // client goes on sending, gigabytes under a huge Content-Length or endless chunks.
+    if (closing || !request.raw.complete) reply.header('connection', 'close');
     done(null, payload);
   });
   return { closing: () => closing };

@@ -58,7 +58,7 @@ export function meShortcut(deps: ShortcutDeps, fastify: RequestHandler): Request
       return fastify(req, res);
     }
     deps.limits.credential(principal).then(
-      (decision) => (decision?.allowed === false ? fastify(req, res) : respond(deps, res, principal, decision, start, address)),
+      (decision) => (decision?.allowed === false ? fastify(req, res) : respond(deps, req, res, principal, decision, start, address)),
       () => fastify(req, res),
     ).catch((error: unknown) => {
       // Whatever respond() throws is the route's to answer (its 500 is logged there), never an
@@ -83,7 +83,7 @@ const SECURITY_HEADER_LIST = Object.entries(SECURITY_HEADERS).flat();
 
 const answers = new WeakMap<Principal, { body: string; length: string }>();
 
-function respond(deps: ShortcutDeps, res: ServerResponse, principal: Principal, decision: Decision | null, start: number, remote: string): void {
+function respond(deps: ShortcutDeps, req: IncomingMessage, res: ServerResponse, principal: Principal, decision: Decision | null, start: number, remote: string): void {
   const id = requestId();
   let answer = answers.get(principal);
   if (!answer) {
@@ -94,6 +94,8 @@ function respond(deps: ShortcutDeps, res: ServerResponse, principal: Principal, 
   const { body } = answer;
   const headers = [...SECURITY_HEADER_LIST, 'x-request-id', id, 'content-type', 'application/json; charset=utf-8', 'content-length', answer.length];
   for (const [name, value] of Object.entries(rateLimitHeaders(decision && [decision]))) headers.push(name, value);
+  // As the route does (http/lifecycle.ts): a body still arriving is not read to its end.
+  if (!req.complete) headers.push('connection', 'close');
   res.writeHead(200, headers);
   res.end(body);
   logRequest(deps.log, { id, method: 'GET', url: '/api/me', status: 200, ms: performance.now() - start, remote, principal });

@@ -87,6 +87,77 @@ describe('HTTP framing over a real socket', () => {
     );
   });
 
+  describe('a body the answer did not need', () => {
+    /**
+     * Sends `head` and then body bytes for as long as the connection stays open (up to 3 s), as a
+     * client with a huge Content-Length or endless chunks would; resolves with the answer, whether
+     * the server closed the connection, and how many body bytes it let the client write.
+     */
+    const endless = (head: string, chunked = false) =>
+      new Promise<{ text: string; closed: boolean; written: number }>((resolve) => {
+        let text = '';
+        let written = 0;
+        let done = false;
+        const piece = 'a'.repeat(64 * 1024);
+        const socket = connect(server.port, '127.0.0.1', () => {
+          socket.write(`${head}\r\n\r\n`);
+          pump();
+        });
+        const finish = (closed: boolean) => {
+          if (done) return;
+          done = true;
+          clearTimeout(timer);
+          socket.destroy();
+          resolve({ text, closed, written });
+        };
+        const timer = setTimeout(() => finish(false), 3_000);
+        function pump(): void {
+          while (!done && !socket.destroyed) {
+            written += piece.length;
+            if (!socket.write(chunked ? `${piece.length.toString(16)}\r\n${piece}\r\n` : piece)) return void socket.once('drain', pump);
+          }
+        }
+        socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+        socket.on('end', () => finish(true));
+        socket.on('close', () => finish(true));
+        socket.on('error', () => finish(true));
+      });
+
+    it.each([
+      ['a 401 before the body', 'POST /api/tokens', [], false],
+      ['a 401, chunked', 'POST /api/tokens', [], true],
+      ['a 404', 'POST /nowhere', [], false],
+      ['a 415', 'POST /api/auth/login', ['Content-Type: text/plain'], false],
+      ['a 200 of GET /api/me with a body', 'GET /api/me', ['Authorization: Bearer {t}'], false],
+      ['a 200 of the Developers page with a body', 'GET /developers', [], false],
+      ['a 200 of the scope catalogue with a body, chunked', 'GET /api/scopes', [], true],
+    ])(
+      'after %s the connection stayed open and the server read and discarded whatever followed (gigabytes, unauthenticated): now it closes',
+      async (_what, target, lines, chunked) => {
+        const framing = chunked ? 'Transfer-Encoding: chunked' : 'Content-Length: 100000000000';
+        const extra = (lines as string[]).map((l) => l.replace('{t}', token));
+        const res = await endless([`${target} HTTP/1.1`, 'Host: localhost', 'Content-Type: application/json', ...extra, framing].join('\r\n'));
+        expect(res.text).toMatch(/^HTTP\/1\.1 [24]\d\d /);
+        expect(res.text).toMatch(/\r\nconnection: close\r\n/i);
+        expect(res.closed).toBe(true);
+        // Bounded by socket buffers, not by how long the client goes on.
+        expect(res.written).toBeLessThan(64 * 1024 * 1024);
+      },
+    );
+
+    it('a request whose body has all arrived keeps its connection alive', async () => {
+      const body = '{"name":"kept alive"}';
+      const socket = connect(server.port, '127.0.0.1');
+      const answers: string[] = [];
+      socket.on('data', (chunk: Buffer) => answers.push(chunk.toString('latin1')));
+      const request = `POST /api/tokens HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${jwt}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+      socket.write(request + request);
+      await expect.poll(() => (answers.join('').match(/HTTP\/1\.1 201 /g) ?? []).length, { timeout: 5_000 }).toBe(2);
+      expect(answers.join('')).not.toMatch(/connection: close/i);
+      socket.destroy();
+    });
+  });
+
   describe('Expect', () => {
     it.each(['foo', '200-ok'])(
       'Expect: %s was an empty 417 without the security headers: the expectation is ignored and the request answered',
