@@ -13,7 +13,7 @@ import { registerGuard } from './http/guard.js';
 import { collectRoutes, refuseUnexpectedBodies, registerMethodNotAllowed, registerNotFound } from './http/hardening.js';
 import { registerRequestLifecycle } from './http/lifecycle.js';
 import { BODY_LIMIT, registerJsonBodyParser } from './http/json-body.js';
-import { createLogDestination, loggerOptions, registerAccessLog } from './http/logging.js';
+import { accessLine, createLogDestination, loggerOptions, registerAccessLog } from './http/logging.js';
 import { meShortcut } from './http/me-shortcut.js';
 import { registerProblemHandler, sendProblem, toProblem } from './http/problem.js';
 import { RequestLimits, registerRateLimits } from './http/rate-limit.js';
@@ -52,6 +52,7 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   const destination = options.logStream ?? createLogDestination();
   const clientAddress = clientAddressOf(config.trustProxy);
   const limits = new RequestLimits(services.rateLimiter, clientAddress);
+  const accessLog = accessLine(clientAddress);
   const app = Fastify({
     logger: loggerOptions(config.logLevel, destination),
     // Fastify's two lines per request are replaced by one of ours (http/logging.ts).
@@ -73,7 +74,12 @@ export async function createApp(services: Services, options: AppOptions = {}): P
     // Node checks requestTimeout every connectionsCheckingInterval (30 s by default, which let a
     // stalled request hold its connection for up to 40 s): every second instead.
     http: { requireHostHeader: false, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
-    frameworkErrors: (error, request, reply) => sendProblem(request, reply, error.code === 'FST_ERR_BAD_URL' ? notFound() : toProblem(error)),
+    // A URL Fastify cannot route (see routerOptions) is answered outside any route's hooks, the
+    // access log's included: its line is written here.
+    frameworkErrors: (error, request, reply) => {
+      reply.raw.once('finish', () => accessLog(request.server.log, request, reply));
+      sendProblem(request, reply, error.code === 'FST_ERR_BAD_URL' || error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? notFound() : toProblem(error));
+    },
     ajv: {
       customOptions: {
         // Unknown fields are an error, never silently dropped; types are never coerced.
@@ -94,7 +100,7 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   const routes = collectRoutes(app);
   refuseUnexpectedBodies(app);
   const lifecycle = registerRequestLifecycle(app, services.feed);
-  registerAccessLog(app, clientAddress);
+  registerAccessLog(app, accessLog);
   registerProblemHandler(app);
   registerNotFound(app);
   registerJsonBodyParser(app);

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import type { Caller } from '../auth/principal.js';
 import { type DestinationStream, pino } from 'pino';
 import type { LogLevel } from '../config.js';
@@ -117,10 +117,12 @@ function callerLog(log: FastifyBaseLogger, caller: Caller): FastifyBaseLogger {
   return child;
 }
 
-/** The access line of every request Fastify answers, once the response has been sent. */
-export function registerAccessLog(app: FastifyInstance, clientAddress: (req: IncomingMessage) => string): void {
-  app.addHook('onResponse', (request, reply, done) => {
-    logRequest(app.log, {
+/** Logs the access line of a request Fastify answered. */
+export type AccessLine = (log: FastifyBaseLogger, request: FastifyRequest, reply: FastifyReply) => void;
+
+export function accessLine(clientAddress: (req: IncomingMessage) => string): AccessLine {
+  return (log, request, reply) =>
+    logRequest(log, {
       id: request.id,
       method: request.method,
       url: request.url,
@@ -129,6 +131,15 @@ export function registerAccessLog(app: FastifyInstance, clientAddress: (req: Inc
       remote: clientAddress(request.raw),
       principal: request.principal,
     });
+}
+
+/**
+ * The access line of every request a route answers, once the response has been sent. An answer
+ * Fastify sends outside any route's hooks (its `frameworkErrors`) is logged where it is sent.
+ */
+export function registerAccessLog(app: FastifyInstance, line: AccessLine): void {
+  app.addHook('onResponse', (request, reply, done) => {
+    line(app.log, request, reply);
     done();
   });
 }

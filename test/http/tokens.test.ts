@@ -177,6 +177,29 @@ describe('malformed paths', () => {
       await t.close();
     }
   });
+
+  it('an id over 8,192 characters was a 400 "request is not valid" and left no access line: now 404 like any malformed id, and logged', async () => {
+    const t = await startTestApp();
+    try {
+      const user = await signup(t);
+      const from = t.logs.length;
+      const ids: string[] = [];
+      for (const [method, url] of [
+        ['GET', `/api/tokens/${'a'.repeat(8_193)}`],
+        ['DELETE', `/api/tokens/${'a'.repeat(20_000)}`],
+        ['POST', `/api/tokens/${'a'.repeat(8_193)}/rotate`],
+        ['DELETE', '/api/tokens/%E0%A4%A'],
+      ] as const) {
+        const res = await t.inject({ method, url, headers: { authorization: `Bearer ${user.jwt}` } });
+        expectProblem(res, 404, 'not_found');
+        ids.push(String(res.headers['x-request-id']));
+      }
+      const lines = (await t.settledLogs()).slice(from).map((line) => JSON.parse(line) as { msg?: string; request_id?: string; status?: number });
+      for (const id of ids) expect(lines.filter((line) => line.msg === 'request' && line.request_id === id).map((line) => line.status)).toEqual([404]);
+    } finally {
+      await t.close();
+    }
+  });
 });
 
 describe('last_used_at', () => {
