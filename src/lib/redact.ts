@@ -82,23 +82,36 @@ export const redactQuoted = (text: string, shown: number): string => redactStart
  * Query parameter names whose value is a secret whatever it looks like: a password or key a client
  * put in a URL by mistake (a login form sent with GET) has no shape to recognise.
  */
-const SECRET_NAME = /pass|pwd|secret|token|key|auth|session|cookie|credential/i;
+const SECRET_NAME = /pass|pw|secret|token|key|auth|bearer|session|cookie|credential|sig/i;
+/** The user information of an absolute-form request target (`http://user:password@host/…`). */
+const USERINFO = /^([a-z][a-z0-9+.-]*:\/\/)[^/?#@]*@/i;
 
-/**
- * `url` with the value of every query parameter that names a secret replaced (names compared
- * percent-decoded, so `p%61ssword` is one). Linear: one split, one bounded decode per name.
- */
-export function redactSecretParams(url: string): string {
-  const start = url.indexOf('?');
-  if (start < 0) return url;
-  const params = url.slice(start + 1).split('&');
-  for (let i = 0; i < params.length; i++) {
-    const param = params[i] as string;
+/** `query` with the value of each parameter whose name, percent-decoded, names a secret replaced. */
+const redactParams = (query: string): string =>
+  query.replace(/[^&;]+/g, (param) => {
     const eq = param.indexOf('=');
-    if (eq < 0 || eq === param.length - 1) continue;
+    if (eq < 0 || eq === param.length - 1) return param;
     // A name still encoded after the decodes allowed is hiding something: its value goes too.
     const name = percentDecoded(param.slice(0, eq).replaceAll('+', ' '));
-    if (name === null || SECRET_NAME.test(withoutInvisible(name))) params[i] = `${param.slice(0, eq + 1)}${REDACTED}`;
-  }
-  return `${url.slice(0, start + 1)}${params.join('&')}`;
+    return name === null || SECRET_NAME.test(withoutInvisible(name)) ? `${param.slice(0, eq + 1)}${REDACTED}` : param;
+  });
+
+/**
+ * `url` without user information, and with the value of every query parameter that names a secret
+ * replaced (`&` or `;` between parameters; names compared percent-decoded, so `p%61ssword` is one).
+ * An escaped `=`, `&` or `;` (`?password%3D…`, `?a=1%26password%3D…`) hides a parameter from the
+ * split but not from a reader, so the decoded query is looked at too, and logged decoded if it
+ * shows one. Linear: a few passes over the URL, each decode bounded.
+ */
+export function redactSecretParams(url: string): string {
+  const target = url.replace(USERINFO, `$1${REDACTED}@`);
+  const start = target.indexOf('?');
+  if (start < 0) return target;
+  const head = target.slice(0, start + 1);
+  const query = redactParams(target.slice(start + 1));
+  if (!PERCENT_ESCAPE.test(query)) return head + query;
+  const decoded = percentDecoded(query);
+  if (decoded === null) return head + REDACTED;
+  const redacted = redactParams(decoded);
+  return head + (redacted === decoded ? query : redacted);
 }

@@ -149,6 +149,9 @@ describe('exposure of credentials', () => {
       `?email=${encodeURIComponent(user.email)}&password=${encodeURIComponent(password)}`,
       `?P%61ssword=${encodeURIComponent(password)}`,
       `?current_password=${encodeURIComponent(password)}&new_password=${encodeURIComponent(`${password}2`)}`,
+      `?a=1;pw=${encodeURIComponent(password)}`,
+      `?password%3D${encodeURIComponent(password)}`,
+      `?user=ada%26password%3D${encodeURIComponent(password)}`,
     ];
     const from = t.logs.length;
     for (const query of queries) await t.inject({ method: 'POST', url: `/api/auth/login${query}`, payload: {} });

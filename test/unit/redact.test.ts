@@ -83,11 +83,19 @@ describe('redactSecretParams', () => {
     ['/x?new_password=a&current_password=b', '/x?new_password=[REDACTED]&current_password=[REDACTED]'],
     ['/x?client_secret=s&api_key=k&session=s&x-auth=a', '/x?client_secret=[REDACTED]&api_key=[REDACTED]&session=[REDACTED]&x-auth=[REDACTED]'],
     ['/x?pass%E2%80%8Bword=hunter2', '/x?pass%E2%80%8Bword=[REDACTED]'],
+    // Regression: these were logged as they came.
+    ['/x?pw=hunter2&bearer=b&sig=s', '/x?pw=[REDACTED]&bearer=[REDACTED]&sig=[REDACTED]'],
+    ['/x?a=1;password=hunter2', '/x?a=1;password=[REDACTED]'],
+    ['/x?password%3Dhunter2', '/x?password=[REDACTED]'],
+    ['/x?user=ada%26password%3Dhunter2', '/x?user=ada&password=[REDACTED]'],
+    ['http://ada:hunter2@x/api/scopes?n=1', 'http://[REDACTED]@x/api/scopes?n=1'],
   ])('replaces the value of a parameter that names a secret: %s', (url, logged) => {
     expect(redactSecretParams(url)).toBe(logged);
   });
 
-  it('leaves other parameters, names without values and URLs without a query as they are', () => {
-    for (const url of ['/api/tokens?limit=10&cursor=abc', '/x?password', '/x?password=', '/api/me', '/x?a=1&&b=2']) expect(redactSecretParams(url)).toBe(url);
+  it('leaves other parameters, escapes that hide none, names without values and URLs without a query as they are', () => {
+    for (const url of ['/api/tokens?limit=10&cursor=abc', '/x?password', '/x?password=', '/api/me', '/x?a=1&&b=2', '/x?q=a%26b', 'http://x/api/me?q=a@b']) {
+      expect(redactSecretParams(url)).toBe(url);
+    }
   });
 });
