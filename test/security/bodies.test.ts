@@ -418,6 +418,20 @@ describe('hostile request bodies', () => {
       expect((await json(t, 'DELETE', `/api/tokens/${other.id}`, {}, user.jwt)).statusCode).toBe(204);
     });
 
+    it.each(['application/json', 'text/plain', 'application/x-www-form-urlencoded'])(
+      'an empty body sent with Content-Type: %s (as generated clients do) was 400 "body is empty" or 415: now accepted like no body',
+      async (type) => {
+        const created = (await json(t, 'POST', '/api/tokens', { name: 'bodyless' }, user.jwt)).json() as { id: string; token: string };
+        const res = await t.inject({ method: 'DELETE', url: `/api/tokens/${created.id}`, payload: '', headers: { 'content-type': type, 'content-length': '0', ...bearer(user.jwt) } });
+        expect(res.statusCode, res.body).toBe(204);
+        expect((await json(t, 'GET', '/api/me', undefined, created.token)).statusCode).toBe(401);
+        // A body that is not empty is still read by its type: 415 for one that is not JSON.
+        const other = (await json(t, 'POST', '/api/tokens', { name: 'bodyless' }, user.jwt)).json() as { id: string };
+        const sent = await t.inject({ method: 'DELETE', url: `/api/tokens/${other.id}`, payload: 'x', headers: { 'content-type': type, ...bearer(user.jwt) } });
+        expect(sent.statusCode).toBe(type === 'application/json' ? 400 : 415);
+      },
+    );
+
     it('an anonymous body is never read: 401 first', async () => {
       const res = await t.inject({ method: 'DELETE', url: '/api/auth/sessions', payload: '{"user_id":"x"}', headers: { 'content-type': 'application/json' } });
       expect(res.statusCode).toBe(401);
