@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import { MAX_QUOTA, MAX_WINDOW_SECONDS, POLICIES, POLICY_NAMES, type Quota, type RateLimitConfig } from './ratelimit/policies.js';
 import { MAX_TTL_SECONDS } from './auth/jwt.js';
 import { DAY_MS } from './clock.js';
-import { parseCidrs } from './tokens/cidrs.js';
+import { parseCidrs, widerThanProxies } from './tokens/cidrs.js';
 import type { TokenPolicy } from './tokens/policy.js';
 import { MAX_FILE_BYTES, parseScopesFile, type PlatformScope, ScopesFileError } from './scopes/file.js';
 import { bool, ConfigError, type Env, int, oneOf, optionalInt, raw } from './lib/env-vars.js';
@@ -12,6 +12,8 @@ export { ConfigError };
 
 /** Levels accepted by pino, plus `silent`. */
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+/** More proxies than any real chain of them (CDN, load balancer, ingress…). */
+const MAX_PROXY_HOPS = 10;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export type DatabaseConfig =
@@ -97,14 +99,20 @@ function parseRateLimits(env: Env): RateLimitConfig {
 function parseTrustProxy(env: Env): false | number | readonly string[] {
   const value = raw(env, 'TRUST_PROXY');
   if (value === undefined || ['false', '0', 'off', 'no'].includes(value.toLowerCase())) return false;
-  if (/^\d+$/.test(value)) return Number(value);
+  if (/^\d+$/.test(value)) {
+    // More hops than a request really passes makes the client's own first entry the address.
+    if (Number(value) > MAX_PROXY_HOPS) throw new ConfigError(`TRUST_PROXY must be at most ${MAX_PROXY_HOPS} hops, got "${value}"`);
+    return Number(value);
+  }
   const list = value.split(',').map((s) => s.trim()).filter(Boolean);
   const bad = list.find((item) => !Array.isArray(parseCidrs([item])));
   if (bad !== undefined) throw new ConfigError(`TRUST_PROXY must be a hop count or a list of proxy addresses/CIDRs, got "${bad}"`);
-  // "true", or a network holding every address, would believe any X-Forwarded-For, which lets every
-  // client pick its own rate-limit bucket and address.
+  // "true", or a network holding every address (or a large part of the internet), would believe
+  // any X-Forwarded-For, which lets every client pick its own rate-limit bucket and address.
   const everyone = list.find((item) => /\/0+$/.test(item));
   if (everyone !== undefined) throw new ConfigError(`TRUST_PROXY must name the proxies, not every address, got "${everyone}"`);
+  const wide = list.find((item) => widerThanProxies((parseCidrs([item]) as string[])[0] as string));
+  if (wide !== undefined) throw new ConfigError(`TRUST_PROXY must name the proxies, not a network wider than a /8 of IPv4 or a /16 of IPv6, got "${wide}"`);
   return list;
 }
 
@@ -157,6 +165,9 @@ function parseRedisUrl(env: Env): string | null {
   const url = raw(env, 'REDIS_URL');
   if (url === undefined) return null;
   if (!/^rediss?:\/\//.test(url)) throw new ConfigError('REDIS_URL must start with redis:// or rediss://');
+  // The path names the database; ioredis would send SELECT NaN for anything but digits.
+  const path = URL.canParse(url) ? new URL(url).pathname : '';
+  if (!/^(?:\/(?:[0-9]{1,5})?)?$/.test(path)) throw new ConfigError('REDIS_URL must end with the host, or with /<database number> after it');
   return url;
 }
 

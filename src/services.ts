@@ -18,7 +18,7 @@ import { migrateToLatest } from './db/migrate.js';
 import { EventHub } from './events/hub.js';
 import { KeyRing } from './keys/service.js';
 import { RateLimiter } from './ratelimit/limiter.js';
-import { connectRedis, redisReady } from './ratelimit/redis.js';
+import { checkDatabase, connectRedis, redisReady } from './ratelimit/redis.js';
 import { KeyStore } from './keys/store.js';
 import { LeakResponse } from './leaks/service.js';
 import { LastUseRecorder } from './lib/last-use.js';
@@ -108,6 +108,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     await migrateToLatest(database.db);
     // Start with shared counters if Redis comes up in time; otherwise run degraded (see RateLimiter).
     if (redis && !(await redisReady(redis, 5000))) onError(new Error(`Redis at REDIS_URL is not reachable yet`), 'redis');
+    else if (redis) await checkDatabase(redis);
     return await wire(config, { database, redis, clock, onError, requireFeed: options.requireFeed ?? false });
   } catch (error) {
     redis?.disconnect();

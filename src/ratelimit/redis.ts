@@ -48,3 +48,18 @@ export function redisReady(redis: Redis, timeoutMs: number): Promise<boolean> {
     redis.once('ready', onReady);
   });
 }
+
+/**
+ * Makes sure the connection really uses the database REDIS_URL names: when Redis refuses that
+ * SELECT (an index beyond its `databases`), ioredis reports an error and goes on in database 0,
+ * which another deployment may be using. Run once the connection is ready.
+ * @throws Error naming the database when Redis refuses it.
+ */
+export async function checkDatabase(redis: Redis): Promise<void> {
+  const db = redis.options.db ?? 0;
+  try {
+    await redis.select(db);
+  } catch (error) {
+    throw new Error(`REDIS_URL names database ${db}, which Redis refuses`, { cause: error });
+  }
+}

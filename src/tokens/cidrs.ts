@@ -128,3 +128,25 @@ export function narrows(current: readonly string[] | null, next: readonly string
     );
   });
 }
+
+/** The widest network a list of trusted proxies may name: a /8 of IPv4, a /16 of IPv6. */
+const WIDEST_PROXY_PREFIX = { ipv4: 8, ipv6: 16 } as const;
+
+/**
+ * Whether a network (in stored form) is wider than any real set of proxies: more than a /8 of
+ * IPv4 or a /16 of IPv6. IPv4 written as IPv4-mapped IPv6 counts as IPv4, since BlockList matches
+ * plain IPv4 addresses against it: `::ffff:0.0.0.0/96`, or `::/80` which holds it, is every IPv4
+ * address.
+ */
+export function widerThanProxies(cidr: string): boolean {
+  const network = parseNetwork(cidr);
+  if (network === null) return false;
+  const { address, prefix, family } = network;
+  if (family === 'ipv4') return prefix < WIDEST_PROXY_PREFIX.ipv4;
+  if (prefix < WIDEST_PROXY_PREFIX.ipv6) return true;
+  if (address.startsWith('::ffff:') && prefix >= 96) return prefix - 96 < WIDEST_PROXY_PREFIX.ipv4;
+  // A shorter prefix that holds ::ffff:0:0 holds all of the mapped block.
+  const holder = new BlockList();
+  holder.addSubnet(address, prefix, 'ipv6');
+  return prefix <= 96 && holder.check('::ffff:0:0', 'ipv6');
+}

@@ -57,6 +57,16 @@ describe('health and readiness', () => {
     expect(res.headers['retry-after']).toBe('5');
   });
 
+  it.skipIf(!redisUp)('a REDIS_URL naming a database Redis refuses ran on in database 0, shared with whoever uses it: now the service does not start, naming it', async () => {
+    const url = new URL(REDIS_URL);
+    url.pathname = '/99';
+    await expect(startTestApp({ env: { REDIS_URL: url.href, REDIS_PREFIX: uniquePrefix() } })).rejects.toThrow(/REDIS_URL names database 99, which Redis refuses/);
+    // Positive control: a database Redis has.
+    url.pathname = '/1';
+    t = await startTestApp({ env: { REDIS_URL: url.href, REDIS_PREFIX: uniquePrefix() } });
+    expect((await t.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'ready' });
+  });
+
   it.skipIf(!redisUp)('GET /readyz: 503 naming Redis when it is configured and gone', async () => {
     t = await startTestApp({ env: { REDIS_URL, REDIS_PREFIX: uniquePrefix() } });
     expect((await t.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);

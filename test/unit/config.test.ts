@@ -28,6 +28,9 @@ describe('configuration', () => {
   it('TRUST_PROXY: a hop count or proxies by address and network', () => {
     expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
     expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, ::1' }).trustProxy).toEqual(['10.0.0.0/8', '::1']);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, ::ffff:10.0.0.0/104, 2001:db8::/32' }).trustProxy).toEqual(['10.0.0.0/8', '::ffff:10.0.0.0/104', '2001:db8::/32']);
+    expect(loadConfig({ TRUST_PROXY: '10' }).trustProxy).toBe(10);
+    for (const url of ['redis://h:6379', 'redis://h:6379/', 'redis://h:6379/3', 'rediss://u:p@h:6380/15']) expect(loadConfig({ REDIS_URL: url }).redisUrl).toBe(url);
   });
 
   it('reads postgres URLs', () => {
@@ -72,6 +75,16 @@ describe('configuration', () => {
     // A network of every address believed any X-Forwarded-For, as "true" would.
     [{ TRUST_PROXY: '0.0.0.0/0' }, /TRUST_PROXY.*every address/],
     [{ TRUST_PROXY: '10.0.0.1, ::/0' }, /TRUST_PROXY.*every address/],
+    // Regression: a network holding every IPv4 address as IPv4-mapped IPv6, or most of the
+    // internet, passed the "every address" guard, and so did more hops than any chain has.
+    [{ TRUST_PROXY: '::ffff:0.0.0.0/96' }, /TRUST_PROXY.*wider/],
+    [{ TRUST_PROXY: '::ffff:0:0/100' }, /TRUST_PROXY.*wider/],
+    [{ TRUST_PROXY: '::/80' }, /TRUST_PROXY.*wider/],
+    [{ TRUST_PROXY: '0.0.0.0/1,128.0.0.0/1' }, /TRUST_PROXY.*wider/],
+    [{ TRUST_PROXY: '2000::/3' }, /TRUST_PROXY.*wider/],
+    [{ TRUST_PROXY: '99999' }, /TRUST_PROXY.*at most 10 hops/],
+    [{ REDIS_URL: 'redis://127.0.0.1:6379/abc' }, /REDIS_URL.*database number/],
+    [{ REDIS_URL: 'redis://127.0.0.1:6379/1/2' }, /REDIS_URL.*database number/],
   ])('refuses %o with a message naming the variable', (env, name) => {
     expect(() => loadConfig(env)).toThrow(name);
   });
