@@ -136,7 +136,10 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
     staticCSP: true,
     uiConfig: { docExpansion: 'list', deepLinking: true },
     // The docs page itself needs scripts and styles; the API's default-src 'none' would blank it.
-    transformStaticCSP: (header) => header,
+    // Not `upgrade-insecure-requests`: over plain HTTP on any host but loopback (a LAN address, a
+    // name inside a container network) the browser then asked for its scripts over HTTPS and
+    // showed an empty page. Framed by nobody, as X-Frame-Options already says.
+    transformStaticCSP: (header) => header.replace(/\s*upgrade-insecure-requests;?/, '').replace("frame-ancestors 'self'", "frame-ancestors 'none'"),
   });
   for (const code of Object.keys(PROBLEMS) as ProblemCode[]) {
     app.get(problemType(code), { schema: { hide: true } }, async (_request, reply) => {

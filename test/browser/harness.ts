@@ -59,10 +59,11 @@ export async function serve(env: Record<string, string> = {}, clock?: Clock): Pr
   };
 }
 
-export function launch(): Promise<Browser> {
+/** Chromium, headless; `args` adds switches (e.g. `--host-resolver-rules` to reach the server by another name). */
+export function launch(args: readonly string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', ...args],
   });
 }
 

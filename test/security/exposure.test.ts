@@ -297,6 +297,16 @@ describe('exposure of credentials', () => {
       expect(res.headers.allow).toBe('GET, HEAD');
     });
 
+    it('the docs page asked browsers to upgrade its own requests to HTTPS (blank over plain HTTP on a LAN address) and allowed framing by itself: neither now', async () => {
+      for (const url of ['/docs', '/docs/static/index.html']) {
+        const res = await t.inject({ method: 'GET', url });
+        const csp = String(res.headers['content-security-policy']);
+        expect(csp, url).toContain("default-src 'self'");
+        expect(csp, url).not.toContain('upgrade-insecure-requests');
+        expect(csp, url).toContain("frame-ancestors 'none'");
+      }
+    });
+
     it.each(anyResponse)('%s: nosniff, no X-Powered-By', async (_what, request) => {
       const res = await t.inject(await request());
       expect(res.headers['x-content-type-options']).toBe('nosniff');
