@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { MAX_QUOTA, MAX_WINDOW_SECONDS, POLICIES, POLICY_NAMES, type Quota, type RateLimitConfig } from './ratelimit/policies.js';
 import { MAX_TTL_SECONDS } from './auth/jwt.js';
@@ -88,6 +88,10 @@ function parseQuota(env: Env, name: string, fallback: string): Quota | null {
 }
 
 function parseRateLimits(env: Env): RateLimitConfig {
+  // A misspelt limit would leave the default in force without a word.
+  const known = new Set<string>(POLICY_NAMES.map((name) => POLICIES[name].env));
+  const unknown = Object.keys(env).find((name) => name.startsWith('RATE_LIMIT_') && !known.has(name));
+  if (unknown !== undefined) throw new ConfigError(`${unknown} is not a rate limit; the limits are ${[...known].join(', ')}`);
   const allOff = !bool(env, 'RATE_LIMITS', true);
   const entries = POLICY_NAMES.map((name) => {
     const { env: variable, fallback } = POLICIES[name];
@@ -147,8 +151,12 @@ function parseScopes(env: Env): PlatformScope[] {
   if (path === undefined) return [];
   let text: string;
   try {
-    if (statSync(path).size > MAX_FILE_BYTES) throw new ConfigError(`SCOPES_FILE ${path}: larger than ${MAX_FILE_BYTES} bytes`);
-    text = readFileSync(path, 'utf8');
+    // A device, a pipe or a /proc file reports no size (or blocks): only a regular file, and never
+    // more read than the limit and one byte.
+    if (!statSync(path).isFile()) throw new ConfigError(`SCOPES_FILE ${path}: not a regular file`);
+    const bytes = readAtMost(path, MAX_FILE_BYTES + 1);
+    if (bytes.length > MAX_FILE_BYTES) throw new ConfigError(`SCOPES_FILE ${path}: larger than ${MAX_FILE_BYTES} bytes`);
+    text = bytes.toString('utf8');
   } catch (error) {
     if (error instanceof ConfigError) throw error;
     throw new ConfigError(`SCOPES_FILE ${path}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
@@ -158,6 +166,19 @@ function parseScopes(env: Env): PlatformScope[] {
   } catch (error) {
     if (error instanceof ScopesFileError) throw new ConfigError(`SCOPES_FILE ${path}: ${error.message}`);
     throw error;
+  }
+}
+
+/** The first `max` bytes of a file (all of it when shorter). */
+function readAtMost(path: string, max: number): Buffer {
+  const fd = openSync(path, 'r');
+  try {
+    const buffer = Buffer.alloc(max);
+    let length = 0;
+    for (let read = -1; read !== 0 && length < max; length += read) read = readSync(fd, buffer, length, max - length, null);
+    return buffer.subarray(0, length);
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -83,6 +83,8 @@ describe('configuration', () => {
     [{ TRUST_PROXY: '0.0.0.0/1,128.0.0.0/1' }, /TRUST_PROXY.*wider/],
     [{ TRUST_PROXY: '2000::/3' }, /TRUST_PROXY.*wider/],
     [{ TRUST_PROXY: '99999' }, /TRUST_PROXY.*at most 10 hops/],
+    // Regression: a misspelt limit was ignored, leaving the default in force.
+    [{ RATE_LIMIT_LOGIN: '5/60' }, /^RATE_LIMIT_LOGIN is not a rate limit; the limits are RATE_LIMIT_CREDENTIAL, /],
     [{ REDIS_URL: 'redis://127.0.0.1:6379/abc' }, /REDIS_URL.*database number/],
     [{ REDIS_URL: 'redis://127.0.0.1:6379/1/2' }, /REDIS_URL.*database number/],
   ])('refuses %o with a message naming the variable', (env, name) => {

@@ -76,6 +76,9 @@ describe('SCOPES_FILE', () => {
     ['a bad entry', () => write('bad.json', file(publish, publish)), /^SCOPES_FILE .*bad\.json: scopes\[1\] "games:publish": is declared twice$/],
     ['a missing file', () => join(dir.dir, 'missing.json'), /^SCOPES_FILE .*missing\.json: cannot be read \(ENOENT\)$/],
     ['a file over 1 MiB', () => write('big.json', ' '.repeat(1024 * 1024 + 1)), /^SCOPES_FILE .*big\.json: larger than/],
+    // Regression: /dev/zero reports a size of 0, passed the size check, and was read for ever.
+    ['a device (it reported no size and was read without end)', () => '/dev/zero', /^SCOPES_FILE \/dev\/zero: not a regular file$/],
+    ['a directory', () => dir.dir, /^SCOPES_FILE .*: not a regular file$/],
   ])('refuses to start on %s, with a message naming the variable', (_what, path, message) => {
     expect(() => loadConfig({ SCOPES_FILE: path() })).toThrow(message);
   });
