@@ -3,7 +3,7 @@ import cluster from 'node:cluster';
 import { OPERATOR_CONTEXT } from './audit/events.js';
 import { auditQuery, DEFAULT_CLI_LIMIT, printAuditEvents } from './cli/audit.js';
 import { readPassword } from './cli/password-input.js';
-import { parseOnce, UsageError } from './cli/usage.js';
+import { noArguments, onlyId, parseOnce, UsageError } from './cli/usage.js';
 import { WEBHOOK_USAGE, webhookCommands } from './cli/webhooks.js';
 import { serveCluster } from './cluster.js';
 import { type Config, ConfigError, loadConfig, parseWorkers } from './config.js';
@@ -95,23 +95,23 @@ const commands: Record<string, Command> = {
     });
   },
 
-  async 'users list'(_args, config) {
+  async 'users list'(args, config) {
+    noArguments(args, 'users list');
     await withServices(config, async (services) => {
       for (const u of await services.users.list()) console.log(`${u.id}\t${u.email}\t${u.username}\t${u.createdAt}`);
     });
   },
 
   async 'users delete'(args, config) {
-    const { positionals } = parseOnce({ args, allowPositionals: true });
-    const id = positionals[0];
-    if (!id) throw new UsageError('users delete needs a user id');
+    const id = onlyId(parseOnce({ args, allowPositionals: true }).positionals, 'users delete needs a user id');
     await withServices(config, async (services) => {
       if (!(await services.users.delete(id))) throw new UsageError(`no user with id ${id}`);
       console.log(`deleted ${id}`);
     });
   },
 
-  async 'keys list'(_args, config) {
+  async 'keys list'(args, config) {
+    noArguments(args, 'keys list');
     await withServices(config, async (services) => {
       const signer = services.keys.signingKey().kid;
       for (const kid of services.keys.kids()) console.log(`${kid}\t${kid === signer ? 'signing' : 'verify-only'}`);
@@ -135,16 +135,15 @@ const commands: Record<string, Command> = {
     });
   },
 
-  async 'services list'(_args, config) {
+  async 'services list'(args, config) {
+    noArguments(args, 'services list');
     await withServices(config, async (services) => {
       for (const c of await services.serviceCredentials.list()) console.log(`${c.id}\t${c.name}\t${c.hint}\t${c.createdAt}`);
     });
   },
 
   async 'services revoke'(args, config) {
-    const { positionals } = parseOnce({ args, allowPositionals: true });
-    const id = positionals[0];
-    if (!id) throw new UsageError('services revoke needs a credential id');
+    const id = onlyId(parseOnce({ args, allowPositionals: true }).positionals, 'services revoke needs a credential id');
     await withServices(config, async (services) => {
       if (!(await services.serviceCredentials.revoke(id))) throw new UsageError(`no active service credential with id ${id}`);
       console.log(`revoked ${id}`);

@@ -1,4 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { isUuid } from '../lib/ids.js';
 
 /** Arguments the operator must correct (a missing option, an unknown id): the CLI exits 2. */
 export class UsageError extends Error {}
@@ -16,4 +17,19 @@ export function parseOnce<T extends ParseArgsConfig>(config: T): ReturnType<type
     seen.add(token.name);
   }
   return parseArgs(config);
+}
+
+/**
+ * The one id a command takes, a UUID as the list commands print it. Checked before it is used or
+ * shown back: an error never echoes 100 KB or terminal control bytes an operator pasted.
+ */
+export function onlyId(positionals: readonly string[], usage: string): string {
+  const [id] = positionals;
+  if (positionals.length !== 1 || id === undefined || !isUuid(id)) throw new UsageError(`${usage} (one UUID, as the list prints it)`);
+  return id;
+}
+
+/** A command that takes no arguments refuses any, rather than ignore what the operator meant. */
+export function noArguments(args: readonly string[], command: string): void {
+  if (args.length > 0) throw new UsageError(`${command} takes no arguments`);
 }

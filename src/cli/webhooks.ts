@@ -4,7 +4,7 @@ import { ProblemError } from '../errors.js';
 import type { Services } from '../services.js';
 import type { WebhookEndpoint } from '../webhooks/store.js';
 import { deliveryJson, endpointJson } from '../webhooks/json.js';
-import { parseOnce, UsageError } from './usage.js';
+import { onlyId, parseOnce, UsageError } from './usage.js';
 
 type WithServices = (config: Config, run: (services: Services) => Promise<void>) => Promise<void>;
 type Command = (args: string[], config: Config) => Promise<void>;
@@ -22,9 +22,7 @@ const endpointLine = (e: WebhookEndpoint, extra: { secret?: string } = {}) => JS
 /** The one endpoint id a command takes. */
 function idOf(args: string[], command: string): { id: string; values: { limit?: string | undefined } } {
   const { positionals, values } = parseOnce({ args, allowPositionals: true, options: { limit: { type: 'string' } } });
-  const id = positionals[0];
-  if (positionals.length !== 1 || id === undefined) throw new UsageError(`webhooks ${command} needs one endpoint id`);
-  return { id, values };
+  return { id: onlyId(positionals, `webhooks ${command} needs one endpoint id`), values };
 }
 
 /** A missing endpoint is the operator's mistake: exit 2, naming the id. */

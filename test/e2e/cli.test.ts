@@ -160,10 +160,21 @@ describe('rz-auth CLI', { timeout: 60_000 }, () => {
     it.each([
       ['an unknown id', '00000000-0000-4000-8000-000000000000', /no user with id/],
       ['no id', undefined, /needs a user id/],
+      // Regression: an id that is not one was echoed back whole, control bytes included.
+      ['a 100,000-character id', 'x'.repeat(100_000), /needs a user id \(one UUID/],
+      ['an id with terminal escapes', '\u001b]0;owned\u0007', /needs a user id \(one UUID/],
     ])('%s: exits 2 with a message', async (_name, id, message) => {
       const res = await runCli(['users', 'delete', ...(id ? [id] : [])], env);
       expect(res.code).toBe(2);
       expect(res.stderr).toMatch(message);
+      expect(res.stderr.length).toBeLessThan(500);
+      expect(res.stderr).not.toContain('\u001b');
+    });
+
+    it.each([['users', 'list'], ['keys', 'list'], ['services', 'list']])('%s %s with an argument ignored it: now exits 2', async (...command) => {
+      const res = await runCli([...command, 'extra'], env);
+      expect(res.code).toBe(2);
+      expect(res.stderr).toMatch(/takes no arguments/);
     });
   });
 

@@ -48,7 +48,8 @@ describe('rz-auth webhooks', { timeout: 90_000 }, () => {
       [['webhooks', 'add', '--url', url], 2, '--events'],
       [['webhooks', 'delete'], 2, 'endpoint id'],
       [['webhooks', 'delete', '00000000-0000-4000-8000-000000000000'], 2, 'no webhook endpoint'],
-      [['webhooks', 'deliveries', 'nope'], 2, 'no webhook endpoint'],
+      // Regression: an id that is not one was echoed back (100 KB, or terminal control bytes).
+      [['webhooks', 'deliveries', 'nope\u001b[2J'], 2, 'needs one endpoint id (one UUID'],
       [['webhooks', 'add', '--url', 'ftp://example.com/x', '--events', 'user.created'], 1, 'url'],
       [['webhooks', 'add', '--url', url, '--events', 'user.stolen'], 1, 'event_types'],
     ] as const) {
