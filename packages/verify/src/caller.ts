@@ -18,8 +18,12 @@ export interface Caller {
   readonly allowedCidrs?: readonly string[];
 }
 
-/** True when `caller` holds `scope`: a user token (`*`) holds every scope. */
-export const holds = (caller: Caller, scope: string): boolean => caller.scopes.includes(scope) || caller.scopes.includes('*');
+/**
+ * True when `caller` holds `scope`. `*` means every scope for a user token (JWT) only: rz-auth
+ * gives it to no API or app token, so on one it is no wildcard, only a name it cannot hold.
+ */
+export const holds = (caller: Caller, scope: string): boolean =>
+  caller.scopes.includes(scope) || (caller.tokenType === 'user' && caller.scopes.includes('*'));
 
 /** rz-auth's scope names (its catalogue's rule): safe inside the challenge's quoted `scope`. */
 const SCOPE_NAME = /^[a-z][a-z0-9_-]{0,31}(:[a-z][a-z0-9_-]{0,31}){1,2}$/;

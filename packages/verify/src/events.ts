@@ -18,16 +18,30 @@ export interface EventFeedOptions {
 
 /** Largest event we accept: rz-auth's are a few hundred bytes; a bigger one means a broken stream. */
 const MAX_EVENT_CHARS = 64 * 1024;
+/**
+ * rz-auth's event ids are whole numbers of at most 15 digits (what its Last-Event-ID accepts). Any
+ * other id is never kept: sent back it could not be a header (non-ASCII, control characters), or
+ * would be too large (431) or refused (400), on every reconnect.
+ */
+const EVENT_ID = /^[0-9]{1,15}$/;
+/**
+ * How long a connection must stay up before the backoff starts over: one that comes up and drops
+ * at once counts as a failure, so a flapping upstream is retried ever more slowly.
+ */
+const PROVEN_MS = 5000;
 
 /**
  * GET /api/events, kept open: reconnects with exponential backoff (and jitter, so a fleet of
  * services does not come back in step), resumes with `Last-Event-ID` after the last event it had.
  * It counts as up from the first bytes of the body: rz-auth writes them once the stream is
- * subscribed to its change feed, so nothing committed after that moment is missed.
+ * subscribed to its change feed, so nothing committed after that moment is missed. The backoff
+ * starts over only after a connection stayed up {@link PROVEN_MS}.
  */
 export class EventFeed {
   private closed = false;
   private up = false;
+  /** When the stream last came up (performance.now()). */
+  private upSince = 0;
   private lastEventId: string | undefined;
   private controller: AbortController | undefined;
   private wake: (() => void) | undefined;
@@ -52,13 +66,13 @@ export class EventFeed {
   private async run(): Promise<void> {
     let failures = 0;
     while (!this.closed) {
-      const wasUp = await this.connectOnce().catch((error: unknown) => {
+      await this.connectOnce().catch((error: unknown) => {
         if (!this.closed) this.options.onError(error);
-        return this.up;
       });
+      const proven = this.up && performance.now() - this.upSince >= PROVEN_MS;
       this.setUp(false);
       if (this.closed) return;
-      failures = wasUp ? 0 : failures + 1;
+      failures = proven ? 0 : failures + 1;
       await this.pause(this.delay(failures));
     }
   }
@@ -79,8 +93,8 @@ export class EventFeed {
     });
   }
 
-  /** One connection, read to its end; resolves whether it ever came up. */
-  private async connectOnce(): Promise<boolean> {
+  /** One connection, read to its end. */
+  private async connectOnce(): Promise<void> {
     const controller = new AbortController();
     this.controller = controller;
     const { base, serviceToken, idleTimeoutMs } = this.options;
@@ -93,15 +107,14 @@ export class EventFeed {
           ...(this.lastEventId === undefined ? {} : { 'last-event-id': this.lastEventId }),
         },
         signal: controller.signal,
+        // A stream from another origin could keep revoked tokens cached: a redirect is a failure.
+        redirect: 'error',
       });
-      if (res.status !== 200 || res.body === null) {
-        await res.body?.cancel();
-        throw new Error(`GET /api/events answered ${res.status}`);
-      }
+      const body = await this.checked(res);
       const parser = createParser({
         maxBufferSize: MAX_EVENT_CHARS,
         onEvent: (message) => {
-          if (message.id !== undefined) this.lastEventId = message.id;
+          if (message.id !== undefined && EVENT_ID.test(message.id)) this.lastEventId = message.id;
           this.options.onEvent(message);
         },
         // A message past the bound means a broken stream; other parse errors (an unknown field) are harmless.
@@ -110,21 +123,40 @@ export class EventFeed {
         },
       });
       const decoder = new TextDecoder();
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      for await (const chunk of body) {
         clearTimeout(idle);
         idle = setTimeout(() => controller.abort(), idleTimeoutMs);
         this.setUp(true);
         parser.feed(decoder.decode(chunk, { stream: true }));
       }
-      return this.up;
     } finally {
       clearTimeout(idle);
     }
   }
 
+  /**
+   * The body of an answer that is an event stream: a 200 of `text/event-stream`, not reached
+   * through a redirect (a custom fetch may follow one). Anything else throws, and is a failure.
+   */
+  private async checked(res: Response): Promise<AsyncIterable<Uint8Array>> {
+    const type = res.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
+    if (res.status === 200 && !res.redirected && type === 'text/event-stream' && res.body !== null) {
+      return res.body as unknown as AsyncIterable<Uint8Array>;
+    }
+    await res.body?.cancel();
+    if (res.status === 400 && this.lastEventId !== undefined) {
+      // rz-auth refuses an id it cannot read: start over without one, as after a reset (the caches
+      // were dropped when the stream went down, and nothing is cached until it is up again).
+      this.lastEventId = undefined;
+      throw new Error('GET /api/events answered 400 to Last-Event-ID: reconnecting without it');
+    }
+    throw new Error(`GET /api/events answered ${res.status}${res.redirected ? ' after a redirect' : ''} (${type ?? 'no content type'})`);
+  }
+
   private setUp(up: boolean): void {
     if (this.up === up) return;
     this.up = up;
+    if (up) this.upSince = performance.now();
     this.options.onState(up);
   }
 }

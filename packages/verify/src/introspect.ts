@@ -9,6 +9,10 @@ export type Introspection = { readonly active: true; readonly caller: Caller } |
 
 const TOKEN_TYPES: ReadonlySet<string> = new Set(['user', 'api_token', 'app_token']);
 
+/** The last second of year 9999: an `exp` past it (or not a whole positive number) is no date rz-auth issues. */
+const MAX_EXP = 253_402_300_799;
+const isEpoch = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) > 0 && (value as number) <= MAX_EXP;
+
 /**
  * The caller an active RFC 7662 answer describes, or null when the answer is not the shape
  * rz-auth sends (a proxy's page, a newer server): such an answer is never taken as a yes.
@@ -16,7 +20,8 @@ const TOKEN_TYPES: ReadonlySet<string> = new Set(['user', 'api_token', 'app_toke
 function callerOf(body: Record<string, unknown>): Caller | null {
   const { token_type: type, sub, jti, scope, exp, username, client_id: appId, allowed_cidrs: networks } = body;
   if (typeof type !== 'string' || !TOKEN_TYPES.has(type) || typeof sub !== 'string' || typeof jti !== 'string' || typeof scope !== 'string') return null;
-  if ((exp !== undefined && typeof exp !== 'number') || (username !== undefined && typeof username !== 'string')) return null;
+  // An expiry we cannot read (1e300 is an Invalid Date) would leave the token's lifetime unbounded.
+  if ((exp !== undefined && !isEpoch(exp)) || (username !== undefined && typeof username !== 'string')) return null;
   if (type === 'app_token' ? typeof appId !== 'string' : appId !== undefined) return null;
   // A list we cannot read could admit nobody or anybody: no answer to trust.
   if (networks !== undefined && !isNetworkList(networks)) return null;
@@ -27,14 +32,14 @@ function callerOf(body: Record<string, unknown>): Caller | null {
     scopes: scope === '' ? [] : scope.split(' '),
     ...(typeof appId === 'string' ? { appId } : {}),
     ...(typeof username === 'string' ? { username } : {}),
-    ...(typeof exp === 'number' ? { expiresAt: new Date(exp * 1000) } : {}),
+    ...(isEpoch(exp) ? { expiresAt: new Date(exp * 1000) } : {}),
     ...(networks === undefined ? {} : { allowedCidrs: Object.freeze([...networks]) }),
   };
 }
 
 /**
  * POST /api/introspect with the service credential. Any answer but a 200 of the documented shape
- * (a network error, a timeout, 401 for a revoked credential, 429, 5xx, a body past
+ * (a network error, a timeout, a redirect, 401 for a revoked credential, 429, 5xx, a body past
  * `MAX_ANSWER_BYTES`) is `unavailable`: the caller fails closed on it.
  */
 export async function introspect(fetchFn: Fetch, base: string, serviceToken: string, token: string, timeoutMs: number): Promise<Introspection> {
@@ -44,10 +49,13 @@ export async function introspect(fetchFn: Fetch, base: string, serviceToken: str
       headers: { authorization: `Bearer ${serviceToken}`, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
       body: new URLSearchParams({ token }).toString(),
       signal: AbortSignal.timeout(timeoutMs),
+      // Following one would send the token being checked to another origin and trust its answer.
+      redirect: 'error',
     });
-    if (res.status !== 200) {
+    // `redirected` catches a custom fetch that followed one anyway.
+    if (res.status !== 200 || res.redirected) {
       await res.body?.cancel();
-      return { unavailable: new Error(`POST /api/introspect answered ${res.status}`) };
+      return { unavailable: new Error(`POST /api/introspect answered ${res.status}${res.redirected ? ' after a redirect' : ''}`) };
     }
     const body = JSON.parse(await readBounded(res)) as unknown;
     if (typeof body !== 'object' || body === null) return { unavailable: new Error('POST /api/introspect answered no JSON object') };

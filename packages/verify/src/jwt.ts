@@ -56,7 +56,15 @@ export class JwtVerifier {
     this.jwks = createRemoteJWKSet(new URL(`${base}/.well-known/jwks.json`), {
       cooldownDuration: options.cooldownMs,
       timeoutDuration: options.timeoutMs,
-      [customFetch]: (url, init) => fetchFn(url, init).then(bounded),
+      // Never a key set from another origin: a redirect (or a custom fetch that followed one) is no answer.
+      [customFetch]: async (url, init) => {
+        const res = await fetchFn(url, { ...init, redirect: 'error' });
+        if (res.redirected) {
+          await res.body?.cancel();
+          throw new Error(`${url} was redirected`);
+        }
+        return bounded(res);
+      },
     });
   }
 
