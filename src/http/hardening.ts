@@ -81,7 +81,8 @@ function unexpectedBody(body: unknown): FieldError[] | null {
 /**
  * An API operation that takes no body refuses one, as the others refuse unknown fields: a client
  * that sends `{"user_id": …}` to a DELETE must not believe it was heard. `{}` passes (clients that
- * always send an object), and so does an empty body whatever its Content-Type. Checked after the guard, so an anonymous caller's body is never read.
+ * always send an object), and so does an empty body whatever its Content-Type. Checked after the
+ * guard, so an anonymous caller's body is never read.
  */
 export function refuseUnexpectedBodies(app: FastifyInstance): void {
   app.addHook('onRoute', (route) => {

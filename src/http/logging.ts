@@ -120,6 +120,7 @@ function callerLog(log: FastifyBaseLogger, caller: Caller): FastifyBaseLogger {
 /** Logs the access line of a request Fastify answered. */
 export type AccessLine = (log: FastifyBaseLogger, request: FastifyRequest, reply: FastifyReply) => void;
 
+/** The access line of Fastify's requests, with the client address as the rate limiter sees it. */
 export function accessLine(clientAddress: (req: IncomingMessage) => string): AccessLine {
   return (log, request, reply) =>
     logRequest(log, {

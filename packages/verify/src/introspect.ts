@@ -9,7 +9,7 @@ export type Introspection = { readonly active: true; readonly caller: Caller } |
 
 const TOKEN_TYPES: ReadonlySet<string> = new Set(['user', 'api_token', 'app_token']);
 
-/** The last second of year 9999: an `exp` past it (or not a whole positive number) is no date rz-auth issues. */
+/** The last second of year 9999: an `exp` past it, or not a whole positive number, is no date. */
 const MAX_EXP = 253_402_300_799;
 const isEpoch = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) > 0 && (value as number) <= MAX_EXP;
 

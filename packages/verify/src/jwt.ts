@@ -56,7 +56,7 @@ export class JwtVerifier {
     this.jwks = createRemoteJWKSet(new URL(`${base}/.well-known/jwks.json`), {
       cooldownDuration: options.cooldownMs,
       timeoutDuration: options.timeoutMs,
-      // Never a key set from another origin: a redirect (or a custom fetch that followed one) is no answer.
+      // Never a key set from another origin: a redirect (or a fetch that followed one) is no answer.
       [customFetch]: async (url, init) => {
         const res = await fetchFn(url, { ...init, redirect: 'error' });
         if (res.redirected) {

@@ -130,7 +130,7 @@ export class Engine implements VerifierCore {
       if (!check.valid) throw this.error('invalid_token');
       const caller = await this.introspected(token);
       if (caller.tokenType !== 'user' || caller.userId !== check.claims.sub || caller.tokenId !== check.claims.sid) throw this.error('invalid_token');
-      // The answer is cached until expiresAt: never past the JWT's own signed expiry, whatever it says.
+      // Cached until expiresAt: never past the JWT's own signed expiry, whatever the answer says.
       const signed = check.claims.exp * 1000;
       return (caller.expiresAt?.getTime() ?? Infinity) <= signed ? caller : { ...caller, expiresAt: new Date(signed) };
     }
@@ -147,7 +147,7 @@ export class Engine implements VerifierCore {
     const answer = await introspect(fetch, url, serviceToken, token, timeoutMs);
     if ('unavailable' in answer) throw this.error('unavailable', answer.unavailable);
     if (!answer.active) throw this.error('invalid_token');
-    // An answer that says active but expired is a no: taking it even once would serve an expired token.
+    // Active but expired is a no: taking it even once would serve an expired token.
     if ((answer.caller.expiresAt?.getTime() ?? Infinity) <= Date.now()) throw this.error('invalid_token');
     return answer.caller;
   }
