@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
+import { createVerifier, type Verifier, type VerifierOptions } from '../src/index.js';
 
 /**
  * Local servers that play rz-auth, or an origin it should never reach, answering what a test
@@ -38,6 +39,30 @@ export async function fake(handlers: Record<string, Handler>): Promise<Fake> {
         server.close(() => resolve());
       }),
   };
+}
+
+/** A service credential of the right shape; the fakes never check it. */
+export const SERVICE = `rzs_${'a'.repeat(49)}`;
+
+const made: Array<() => Promise<void>> = [];
+
+/** Closes every fake and verifier made through {@link served} and {@link verifierOf}, newest first: call it after each test. */
+export async function closeAll(): Promise<void> {
+  for (const close of made.splice(0).reverse()) await close();
+}
+
+/** {@link fake}, closed by {@link closeAll}. */
+export async function served(handlers: Record<string, Handler>): Promise<Fake> {
+  const server = await fake(handlers);
+  made.push(() => server.close());
+  return server;
+}
+
+/** A verifier of `url` that reconnects its stream quickly, closed by {@link closeAll}. */
+export function verifierOf(url: string, options: Partial<VerifierOptions> = {}): Verifier {
+  const verifier = createVerifier({ url, serviceToken: SERVICE, reconnectMinMs: 10, reconnectMaxMs: 50, ...options });
+  made.push(() => verifier.close());
+  return verifier;
 }
 
 /** Answers `body` as JSON with a 200, once the request's body has been read. */

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { generateToken } from '../../../src/tokens/format.js';
-import { createVerifier, type Verifier, type VerifierOptions } from '../src/index.js';
-import { type Fake, fake, json, openStream } from './fake-upstream.js';
+import type { Verifier, VerifierOptions } from '../src/index.js';
+import { closeAll, type Fake, json, openStream, served, verifierOf as baseVerifier } from './fake-upstream.js';
 import { until } from './rz-auth.js';
 
 /**
@@ -10,11 +10,7 @@ import { until } from './rz-auth.js';
  * stream that flaps, an answer that is no event stream. A local server plays rz-auth.
  */
 
-const SERVICE = `rzs_${'a'.repeat(49)}`;
-const cleanUps: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const clean of cleanUps.splice(0).reverse()) await clean();
-});
+afterEach(closeAll);
 
 /** The Last-Event-ID each connection to the stream carried, and when it came (performance.now()). */
 interface Connection {
@@ -25,7 +21,7 @@ interface Connection {
 /** rz-auth with `events` answering each connection to the stream (0 for the first); introspection answers active. */
 async function upstream(events: (n: number, req: IncomingMessage, res: ServerResponse) => void): Promise<{ rz: Fake; connections: Connection[] }> {
   const connections: Connection[] = [];
-  const rz = await fake({
+  const rz = await served({
     '/api/events': (req, res) => {
       const header = req.headers['last-event-id'];
       connections.push({ lastEventId: typeof header === 'string' ? header : undefined, at: performance.now() });
@@ -33,15 +29,13 @@ async function upstream(events: (n: number, req: IncomingMessage, res: ServerRes
     },
     '/api/introspect': json(() => ({ active: true, token_type: 'api_token', sub: 'u1', jti: 't1', scope: '' })),
   });
-  cleanUps.push(() => rz.close());
   return { rz, connections };
 }
 
+/** A verifier of `url`, with the failures its stream reports. */
 function verifierOf(url: string, options: Partial<VerifierOptions> = {}): { verifier: Verifier; errors: unknown[] } {
   const errors: unknown[] = [];
-  const verifier = createVerifier({ url, serviceToken: SERVICE, reconnectMinMs: 10, reconnectMaxMs: 50, onStreamError: (e) => errors.push(e), ...options });
-  cleanUps.push(() => verifier.close());
-  return { verifier, errors };
+  return { verifier: baseVerifier(url, { onStreamError: (e) => errors.push(e), ...options }), errors };
 }
 
 /** rz-auth refuses a Last-Event-ID that is not a whole number of at most 15 digits with 400. */

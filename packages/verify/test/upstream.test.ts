@@ -1,11 +1,7 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { generateToken } from '../../../src/tokens/format.js';
 import type { Verifier, VerifyError } from '../src/index.js';
-import { createVerifier } from '../src/index.js';
-import { type Fake, fake, json, openStream, redirect, signer } from './fake-upstream.js';
+import { closeAll, type Handler, json, openStream, redirect, served, signer, verifierOf } from './fake-upstream.js';
 import { until } from './rz-auth.js';
 
 /**
@@ -14,25 +10,10 @@ import { until } from './rz-auth.js';
  * A local server plays the upstream; its event stream is absent, so every token is looked up.
  */
 
-const servers: Server[] = [];
-const cleanUps: Array<() => Promise<void>> = [];
 afterEach(async () => {
   vi.useRealTimers();
-  for (const clean of cleanUps.splice(0).reverse()) await clean();
-  for (const server of servers.splice(0)) await new Promise((resolve) => server.close(resolve));
+  await closeAll();
 });
-
-async function served(handlers: Parameters<typeof fake>[0]): Promise<Fake> {
-  const made = await fake(handlers);
-  cleanUps.push(() => made.close());
-  return made;
-}
-
-function verifierOf(url: string, options: Partial<Parameters<typeof createVerifier>[0]> = {}): Verifier {
-  const verifier = createVerifier({ url, serviceToken: SERVICE, timeoutMs: 5000, reconnectMinMs: 10, reconnectMaxMs: 50, ...options });
-  cleanUps.push(() => verifier.close());
-  return verifier;
-}
 
 /** What verify() came to: the caller's type and user, or the refusal's code. */
 const settle = (verifier: Verifier, token: string): Promise<string> =>
@@ -41,71 +22,39 @@ const settle = (verifier: Verifier, token: string): Promise<string> =>
     (error: unknown) => (error as VerifyError).code,
   );
 
-const SERVICE = `rzs_${'a'.repeat(49)}`;
 const PADDING = 'x'.repeat(2 * 1024 * 1024);
-
-/** An upstream answering each path with `answers[path]` as JSON (and 404 elsewhere, the event stream included). */
-async function upstream(answers: Record<string, () => unknown>): Promise<string> {
-  const server = createServer((req, res) => {
-    const answer = answers[req.url ?? ''];
-    req.resume();
-    if (!answer) return void res.writeHead(404).end();
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer()));
-  });
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-async function outcome(url: string, header: string): Promise<string> {
-  const verifier = createVerifier({ url, serviceToken: SERVICE, timeoutMs: 5000 });
-  try {
-    const caller = await verifier.verify(header);
-    return `accepted ${caller.tokenType}`;
-  } catch (error) {
-    return (error as VerifyError).code;
-  } finally {
-    await verifier.close();
-  }
-}
 
 const active = { active: true, token_type: 'api_token', sub: 'u1', jti: 't1', scope: '' };
 const now = () => Math.floor(Date.now() / 1000);
+/** rz-auth's answer for the session of user u1's token s1. */
+const session = () => ({ active: true, token_type: 'user', sub: 'u1', jti: 's1', scope: '*' });
+/** rz-auth for user tokens signed with `jwk`: their session's introspection and the key set. */
+const userUpstream = (jwk: unknown): Record<string, Handler> => ({ '/api/introspect': json(session), '/.well-known/jwks.json': json(() => ({ keys: [jwk] })) });
 
 describe('answers past 64 KiB are refused, not buffered', () => {
   it('an introspection answer of 2 MiB was read whole and taken as a yes: now 503 unavailable', async () => {
-    const small = await upstream({ '/api/introspect': () => active });
-    expect(await outcome(small, `Bearer ${generateToken('api')}`)).toBe('accepted api_token');
-    const huge = await upstream({ '/api/introspect': () => ({ ...active, padding: PADDING }) });
-    expect(await outcome(huge, `Bearer ${generateToken('api')}`)).toBe('unavailable');
+    const small = await served({ '/api/introspect': json(() => active) });
+    expect(await settle(verifierOf(small.url), generateToken('api'))).toBe('accepted api_token u1');
+    const huge = await served({ '/api/introspect': json(() => ({ ...active, padding: PADDING })) });
+    expect(await settle(verifierOf(huge.url), generateToken('api'))).toBe('unavailable');
   });
 
   it('a key set of 2 MiB was read whole and used: now 503 unavailable', async () => {
-    const { privateKey, publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
-    const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'EdDSA', use: 'sig' };
-    const jwt = await new SignJWT({ sid: 's1' })
-      .setProtectedHeader({ alg: 'EdDSA', kid: 'k1', typ: 'JWT' })
-      .setIssuer('rz-auth')
-      .setAudience('rz-api')
-      .setSubject('u1')
-      .setJti('j1')
-      .setIssuedAt()
-      .setExpirationTime('10m')
-      .sign(privateKey);
+    const keys = await signer('k1');
+    const jwt = await keys.sign({ sub: 'u1', sid: 's1', exp: now() + 600 });
     // The user token's session is checked by introspection while the stream is down.
-    const session = () => ({ active: true, token_type: 'user', sub: 'u1', jti: 's1', scope: '*' });
-    const small = await upstream({ '/.well-known/jwks.json': () => ({ keys: [jwk] }), '/api/introspect': session });
-    expect(await outcome(small, `Bearer ${jwt}`)).toBe('accepted user');
-    const huge = await upstream({ '/.well-known/jwks.json': () => ({ keys: [jwk], padding: PADDING }), '/api/introspect': session });
-    expect(await outcome(huge, `Bearer ${jwt}`)).toBe('unavailable');
+    const small = await served(userUpstream(keys.jwk));
+    expect(await settle(verifierOf(small.url), jwt)).toBe('accepted user u1');
+    const huge = await served({ ...userUpstream(keys.jwk), '/.well-known/jwks.json': json(() => ({ keys: [keys.jwk], padding: PADDING })) });
+    expect(await settle(verifierOf(huge.url), jwt)).toBe('unavailable');
   });
 });
 
 /** The other origin a redirect points to: it answers yes for anyone, and keys of its own. */
 async function otherOrigin(jwk?: unknown) {
-  const active = { active: true, token_type: 'api_token', sub: 'attacker', jti: 't-evil', scope: 'games:publish' };
+  const yes = { active: true, token_type: 'api_token', sub: 'attacker', jti: 't-evil', scope: 'games:publish' };
   return served({
-    '/api/introspect': json(() => active),
+    '/api/introspect': json(() => yes),
     '/.well-known/jwks.json': json(() => ({ keys: jwk ? [jwk] : [] })),
     '/api/events': openStream,
   });
@@ -132,7 +81,6 @@ describe('redirects from rz-auth are refused, never followed', () => {
   it('with a fetch option that follows redirects whatever it is asked, an introspection, a key set and a stream reached through one were used: now each refused', async () => {
     const other = await signer('k-evil');
     const evil = await otherOrigin(other.jwk);
-    const session = () => ({ active: true, token_type: 'user', sub: 'u1', jti: 's1', scope: '*' });
     const rz = await served({
       '/api/introspect': redirect(307, `${evil.url}/api/introspect`),
       '/.well-known/jwks.json': redirect(307, `${evil.url}/.well-known/jwks.json`),
@@ -144,7 +92,7 @@ describe('redirects from rz-auth are refused, never followed', () => {
     const errors: unknown[] = [];
     const verifier = verifierOf(rz.url, { fetch: following, onStreamError: (error) => errors.push(error) });
     expect(await settle(verifier, generateToken('api'))).toBe('unavailable');
-    const jwt = await other.sign({ sub: 'u1', sid: 's1', exp: Math.floor(Date.now() / 1000) + 600 });
+    const jwt = await other.sign({ sub: 'u1', sid: 's1', exp: now() + 600 });
     expect(await settle(verifierOf(keys.url, { fetch: following }), jwt)).toBe('unavailable');
     await until(() => errors.length >= 2, 'the redirected stream failed twice', 3000);
     expect(verifier.streaming).toBe(false);
@@ -152,18 +100,14 @@ describe('redirects from rz-auth are refused, never followed', () => {
 
   it("every request to rz-auth asked fetch to follow redirects (the introspection, the stream) or left them to the caller's judgement (the key set): now each asks for redirect: 'error'", async () => {
     const keys = await signer('k1');
-    const rz = await served({
-      '/api/introspect': json(() => ({ active: true, token_type: 'user', sub: 'u1', jti: 's1', scope: '*' })),
-      '/.well-known/jwks.json': json(() => ({ keys: [keys.jwk] })),
-      '/api/events': openStream,
-    });
+    const rz = await served({ ...userUpstream(keys.jwk), '/api/events': openStream });
     const asked = new Map<string, RequestInit['redirect']>();
     const spying: typeof fetch = (input, init) => {
       asked.set(new URL(String(input)).pathname, init?.redirect);
       return globalThis.fetch(input, init);
     };
     const verifier = verifierOf(rz.url, { fetch: spying });
-    const jwt = await keys.sign({ sub: 'u1', sid: 's1', exp: Math.floor(Date.now() / 1000) + 600 });
+    const jwt = await keys.sign({ sub: 'u1', sid: 's1', exp: now() + 600 });
     expect(await settle(verifier, jwt)).toBe('accepted user u1');
     await until(() => verifier.streaming, 'the stream is up');
     expect(Object.fromEntries(asked)).toEqual({ '/api/events': 'error', '/api/introspect': 'error', '/.well-known/jwks.json': 'error' });
@@ -173,11 +117,7 @@ describe('redirects from rz-auth are refused, never followed', () => {
 describe('an answer never outlives the token', () => {
   it("a user JWT's session answered without exp was cached past the JWT's own signed expiry (accepted up to cacheMaxAgeMs after it): now refused once the JWT has expired", async () => {
     const keys = await signer('k1');
-    const rz = await served({
-      '/api/introspect': json(() => ({ active: true, token_type: 'user', sub: 'u1', jti: 's1', scope: '*' })),
-      '/.well-known/jwks.json': json(() => ({ keys: [keys.jwk] })),
-      '/api/events': openStream,
-    });
+    const rz = await served({ ...userUpstream(keys.jwk), '/api/events': openStream });
     const verifier = verifierOf(rz.url);
     await until(() => verifier.streaming, 'the stream is up');
     const exp = now() + 30;
@@ -215,10 +155,7 @@ describe('the scope *', () => {
 
   it("a user token's * still holds every scope", async () => {
     const keys = await signer('k1');
-    const rz = await served({
-      '/api/introspect': json(() => ({ active: true, token_type: 'user', sub: 'u1', jti: 's1', scope: '*' })),
-      '/.well-known/jwks.json': json(() => ({ keys: [keys.jwk] })),
-    });
+    const rz = await served(userUpstream(keys.jwk));
     const verifier = verifierOf(rz.url);
     const caller = await verifier.verify(`Bearer ${await keys.sign({ sub: 'u1', sid: 's1', exp: now() + 600 })}`);
     verifier.requireScopes(caller, 'games:publish', 'anything:else');
