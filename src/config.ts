@@ -115,7 +115,7 @@ function parseTrustProxy(env: Env): false | number | readonly string[] {
   // any X-Forwarded-For, which lets every client pick its own rate-limit bucket and address.
   const everyone = list.find((item) => /\/0+$/.test(item));
   if (everyone !== undefined) throw new ConfigError(`TRUST_PROXY must name the proxies, not every address, got "${everyone}"`);
-  const wide = list.find((item) => widerThanProxies((parseCidrs([item]) as string[])[0] as string));
+  const wide = list.find(widerThanProxies);
   if (wide !== undefined) throw new ConfigError(`TRUST_PROXY must name the proxies, not a network wider than a /8 of IPv4 or a /16 of IPv6, got "${wide}"`);
   return list;
 }

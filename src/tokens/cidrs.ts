@@ -133,10 +133,10 @@ export function narrows(current: readonly string[] | null, next: readonly string
 const WIDEST_PROXY_PREFIX = { ipv4: 8, ipv6: 16 } as const;
 
 /**
- * Whether a network (in stored form) is wider than any real set of proxies: more than a /8 of
- * IPv4 or a /16 of IPv6. IPv4 written as IPv4-mapped IPv6 counts as IPv4, since BlockList matches
- * plain IPv4 addresses against it: `::ffff:0.0.0.0/96`, or `::/80` which holds it, is every IPv4
- * address.
+ * Whether a network (in any spelling {@link parseCidrs} accepts) is wider than any real set of
+ * proxies: more than a /8 of IPv4 or a /16 of IPv6. IPv4 written as IPv4-mapped IPv6 counts as
+ * IPv4, since BlockList matches plain IPv4 addresses against it: `::ffff:0.0.0.0/96`, or `::/80`
+ * which holds it, is every IPv4 address.
  */
 export function widerThanProxies(cidr: string): boolean {
   const network = parseNetwork(cidr);
