@@ -128,6 +128,15 @@ function problemPage(code: ProblemCode): string {
 </body></html>`;
 }
 
+const DOCS_PAGE = '/docs/';
+/**
+ * The page builds its document's address from its own, query string included (`/docs?x` then
+ * asked for `/docs?x/json` and stayed blank), and the plugin redirects `index.html?x` to itself.
+ * The page takes nothing from its query (the UI's state is in the fragment), so any address of the
+ * page with a query, or `index.html` however spelt, is sent to the one plain address.
+ */
+const TO_PLAIN_PAGE = /^\/docs(?:\/?\?|\/static\/index\.html(?:\?|$))/;
+
 /** `/openapi.json`, the docs page at `/docs`, and one page per problem type. */
 export async function registerDocs(app: FastifyInstance): Promise<void> {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
@@ -140,6 +149,7 @@ export async function registerDocs(app: FastifyInstance): Promise<void> {
     // name inside a container network) the browser then asked for its scripts over HTTPS and
     // showed an empty page. Framed by nobody, as X-Frame-Options already says.
     transformStaticCSP: (header) => header.replace(/\s*upgrade-insecure-requests;?/, '').replace("frame-ancestors 'self'", "frame-ancestors 'none'"),
+    uiHooks: { onRequest: (request, reply, done) => (TO_PLAIN_PAGE.test(request.url) ? void reply.redirect(DOCS_PAGE) : done()) },
   });
   for (const code of Object.keys(PROBLEMS) as ProblemCode[]) {
     app.get(problemType(code), { schema: { hide: true } }, async (_request, reply) => {

@@ -32,4 +32,12 @@ describe.skipIf(!run)('the API reference page', { timeout: 60_000 }, () => {
     expect(failed).toEqual([]);
     await page.close();
   });
+
+  it('with a query string in its address it was blank (it asked for /docs?x/json): now it lists the operations', async () => {
+    const page = await browser.newPage();
+    await page.goto('http://rz.test/docs?x=1#/');
+    await page.waitForSelector('.opblock', { timeout: 15_000 });
+    expect(new URL(page.url()).pathname).toBe('/docs/');
+    await page.close();
+  });
 });

@@ -112,4 +112,13 @@ describe('OpenAPI document and docs', () => {
       expect(page.body).toContain(code);
     }
   });
+
+  it('the docs page with a query string was blank and index.html with one redirected to itself: both go to the plain page', async () => {
+    for (const url of ['/docs?x=1', '/docs/?x', '/docs/static/index.html', '/docs/static/index.html?x', '/docs/static/index.html?']) {
+      const res = await t.inject({ method: 'GET', url });
+      expect([url, res.statusCode, res.headers.location]).toEqual([url, 302, '/docs/']);
+    }
+    for (const url of ['/docs', '/docs/']) expect((await t.inject({ method: 'GET', url })).statusCode).toBe(200);
+    expect((await t.inject({ method: 'GET', url: '/docs/static/swagger-ui.css?v=1' })).statusCode).toBe(200);
+  });
 });
