@@ -1,10 +1,11 @@
 import type { FieldError } from '../errors.js';
 
 /**
- * C0, DEL and C1 controls (U+009B is a terminal escape introducer), and the bidirectional overrides
- * that make text display in a different order than it is stored ("Trojan Source").
+ * C0, DEL and C1 controls (U+009B is a terminal escape introducer), the line and paragraph
+ * separators (a line break in a one-line label, like `\n`), and the bidirectional overrides that
+ * make text display in a different order than it is stored ("Trojan Source").
  */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 const CONTROL_EXCEPT_NEWLINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
 /**

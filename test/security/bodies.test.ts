@@ -275,6 +275,11 @@ describe('hostile request bodies', () => {
       expectFieldError(await json(t, 'POST', '/api/apps', { name }, user.jwt), 'name');
     });
 
+    it.each(['line one\u2028line two', 'para\u2029graph'])('a name with a Unicode line separator (%j) was accepted: 400', async (name) => {
+      expectFieldError(await json(t, 'POST', '/api/tokens', { name }, user.jwt), 'name');
+      expectFieldError(await json(t, 'POST', '/api/apps', { name }, user.jwt), 'name');
+    });
+
     it.each(['line one\nline two', 'col\tcol', 'windows\r\nline'])('description %j keeps its line breaks and tabs', async (description) => {
       const res = await json(t, 'POST', '/api/apps', { name: 'multi-line', description }, user.jwt);
       expect(res.statusCode, res.body).toBe(201);
