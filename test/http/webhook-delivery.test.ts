@@ -105,6 +105,18 @@ describe('webhook delivery to a real receiver', () => {
     expect(at('/ada')).toHaveLength(4);
   });
 
+  it('an endpoint that chose webhook.created receives its own, and no event from before it was added', async () => {
+    const user = await signup(t);
+    await addEndpoint(user, '/older', ['token.created']);
+    await createApiToken(t, user.jwt);
+    clock.advance(1000);
+    const hook = await addEndpoint(user, '/self', ['webhook.created', 'token.created']);
+    await t.services.webhookDelivery.runOnce();
+    const got = at('/self').map((r) => JSON.parse(r.body) as { type: string; data: { subject: { id: string } } });
+    expect(got.map((e) => [e.type, e.data.subject.id])).toEqual([['webhook.created', hook.id]]);
+    expect(at('/older')).toHaveLength(1);
+  });
+
   it('retries after a 500 within a minute, with the same webhook-id, and shows every attempt', async () => {
     const user = await signup(t);
     const hook = await addEndpoint(user, '/flaky', ['token.created']);
