@@ -95,6 +95,10 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   // Node keeps only the first 2,000 raw header lines by default, and a repeated Authorization or
   // Host past them would go unseen; the 16 KiB header limit (431) bounds them instead.
   app.server.maxHeadersCount = 0;
+  // A client that closes its sending side after the request still wants the answer (RFC 9112
+  // §9.6). Node's default ends the connection on that, losing every answer not ready at once;
+  // with this, the connection ends once the answer is sent.
+  Object.assign(app.server, { httpAllowHalfOpen: true });
 
   app.decorate('clientAddress', clientAddress);
   const routes = collectRoutes(app);

@@ -67,6 +67,11 @@ export function eventRoutes(app: Http, hub: EventHub): void {
       const header = request.headers['last-event-id'];
       const lastEventId = typeof header === 'string' && header !== '' ? Number(header) : null;
       const stream = await hub.open(serviceOf(request).credentialId, reply.raw, lastEventId);
+      // A client that closes its sending side keeps its answer (src/app.ts), but this answer never
+      // ends: here the client's FIN ends the stream, as a full close does.
+      const { socket } = request.raw;
+      if (socket.readableEnded) reply.raw.destroy();
+      else socket.once('end', () => reply.raw.destroy());
       return reply
         .header('content-type', 'text/event-stream; charset=utf-8')
         // One stream per connection: when it ends, so does the connection.

@@ -46,18 +46,20 @@ export interface RawResponse {
 /**
  * Sends `head` (request line and headers, without the blank line) byte for byte over a fresh
  * connection with `Connection: close`, then `body` if any (`head` gives its framing), and reads the
- * whole response (the server closes).
+ * whole response (the server closes). With `halfClose`, the socket's sending side is closed after
+ * the request.
  */
-export function rawRequest(port: number, head: string, body = ''): Promise<RawResponse> {
+export function rawRequest(port: number, head: string, body = '', halfClose = false): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    // Written, not ended: a half-closed connection makes Node abort a request still being answered.
-    const socket = connect(port, '127.0.0.1', () => socket.write(`${head}\r\nConnection: close\r\n\r\n${body}`));
+    const request = `${head}\r\nConnection: close\r\n\r\n${body}`;
+    const socket = connect(port, '127.0.0.1', () => (halfClose ? socket.end(request) : socket.write(request)));
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
     // A server that refuses a request may reset the connection after answering: keep what arrived.
     socket.on('error', (error) => (chunks.length === 0 ? reject(error) : undefined));
     socket.on('close', () => {
       if (chunks.length > 0) resolve(parseResponse(Buffer.concat(chunks).toString('latin1')));
+      else reject(new Error('the connection closed without an answer'));
     });
   });
 }

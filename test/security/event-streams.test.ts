@@ -52,6 +52,22 @@ describe('GET /api/events under attack', () => {
     expect(server.services.events.size).toBe(0);
   });
 
+  it('a client that closes its sending side ends its stream, as a full close does', async () => {
+    const socket = connect(server.port, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+    socket.write(`GET /api/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${service.token}\r\n\r\n`);
+    const deadline = Date.now() + 5000;
+    while (!received.includes('\r\n\r\n') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(received).toMatch(/^HTTP\/1\.1 200/);
+    expect(server.services.events.size).toBe(1);
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    socket.end();
+    await closed;
+    socket.destroy();
+  });
+
   describe('hostile Last-Event-ID values', () => {
     it.each([
       ['not a number', 'abc'],

@@ -158,6 +158,21 @@ describe('HTTP framing over a real socket', () => {
     });
   });
 
+  describe('a client that closes its sending side after the request', () => {
+    // RFC 9112 §9.6: a half-closed connection does not end the client's interest in the answer.
+    it('got no answer when one was not ready at once (a login hashes first): now it is answered, then the connection closes', async () => {
+      const user = await signup(server);
+      const body = JSON.stringify({ email: user.email, password: user.password });
+      const login = await rawRequest(server.port, ['POST /api/auth/login HTTP/1.1', 'Host: localhost', 'Content-Type: application/json', `Content-Length: ${body.length}`].join('\r\n'), body, true);
+      expect(login.status).toBe(200);
+      expect(JSON.parse(login.body)).toMatchObject({ token: expect.any(String) });
+      for (const [target, credential] of [['GET /api/tokens', jwt], ['GET /api/me', token]]) {
+        const res = await rawRequest(server.port, [`${target} HTTP/1.1`, 'Host: localhost', `Authorization: Bearer ${credential}`].join('\r\n'), '', true);
+        expect([target, res.status]).toEqual([target, 200]);
+      }
+    });
+  });
+
   describe('Expect', () => {
     it.each(['foo', '200-ok'])(
       'Expect: %s was an empty 417 without the security headers: the expectation is ignored and the request answered',
