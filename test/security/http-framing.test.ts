@@ -22,7 +22,7 @@ describe('HTTP framing over a real socket', () => {
   });
   afterAll(() => server.close());
 
-  const send = (lines: string[], body = '') => rawRequest(server.port, lines.join('\r\n'), body);
+  const send = (lines: string[], body = '', halfClose = false) => rawRequest(server.port, lines.join('\r\n'), body, halfClose);
 
   function expectProblem(res: RawResponse, status: number, code: string): void {
     expect(res.status).toBe(status);
@@ -163,11 +163,11 @@ describe('HTTP framing over a real socket', () => {
     it('got no answer when one was not ready at once (a login hashes first): now it is answered, then the connection closes', async () => {
       const user = await signup(server);
       const body = JSON.stringify({ email: user.email, password: user.password });
-      const login = await rawRequest(server.port, ['POST /api/auth/login HTTP/1.1', 'Host: localhost', 'Content-Type: application/json', `Content-Length: ${body.length}`].join('\r\n'), body, true);
+      const login = await send(['POST /api/auth/login HTTP/1.1', 'Host: localhost', 'Content-Type: application/json', `Content-Length: ${body.length}`], body, true);
       expect(login.status).toBe(200);
       expect(JSON.parse(login.body)).toMatchObject({ token: expect.any(String) });
       for (const [target, credential] of [['GET /api/tokens', jwt], ['GET /api/me', token]]) {
-        const res = await rawRequest(server.port, [`${target} HTTP/1.1`, 'Host: localhost', `Authorization: Bearer ${credential}`].join('\r\n'), '', true);
+        const res = await send([`${target} HTTP/1.1`, 'Host: localhost', `Authorization: Bearer ${credential}`], '', true);
         expect([target, res.status]).toEqual([target, 200]);
       }
     });
