@@ -5,8 +5,36 @@
  */
 export const MAX_ANSWER_BYTES = 64 * 1024;
 
-/** The body of `res` as text, refused past {@link MAX_ANSWER_BYTES} whatever Content-Length says. */
-export async function readBounded(res: Response, max = MAX_ANSWER_BYTES): Promise<string> {
+/**
+ * The chunks of `body` until it ends; once `signal` aborts, the read in progress ends and the
+ * abort's reason is thrown. The abort of a fetch alone is not enough: undici can leave a pending
+ * read of an aborted answer's body unsettled for ever, and a custom fetch may not tie its body to
+ * the signal at all. Cancelling the reader settles that read whatever the body does.
+ */
+export async function* chunksOf(body: ReadableStream<Uint8Array>, signal: AbortSignal): AsyncGenerator<Uint8Array> {
+  const reader = body.getReader();
+  const cancel = () => void reader.cancel(signal.reason).catch(() => undefined);
+  signal.addEventListener('abort', cancel, { once: true });
+  try {
+    for (;;) {
+      signal.throwIfAborted();
+      const { done, value } = await reader.read();
+      signal.throwIfAborted();
+      if (done) return;
+      yield value;
+    }
+  } finally {
+    signal.removeEventListener('abort', cancel);
+    // Leaving early (a bound passed, an error) cancels the body: nothing more is read.
+    void reader.cancel().catch(() => undefined);
+  }
+}
+
+/**
+ * The body of `res` as text, refused past {@link MAX_ANSWER_BYTES} whatever Content-Length says,
+ * and given up when `signal` (the request's own) aborts.
+ */
+export async function readBounded(res: Response, signal: AbortSignal, max = MAX_ANSWER_BYTES): Promise<string> {
   if (res.body === null) return '';
   if (Number(res.headers.get('content-length')) > max) {
     await res.body.cancel();
@@ -14,9 +42,8 @@ export async function readBounded(res: Response, max = MAX_ANSWER_BYTES): Promis
   }
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+  for await (const chunk of chunksOf(res.body, signal)) {
     size += chunk.byteLength;
-    // Leaving the loop early cancels the stream: nothing more is read.
     if (size > max) throw new Error(`${res.url} answered more than ${max} bytes`);
     chunks.push(chunk);
   }
@@ -24,7 +51,7 @@ export async function readBounded(res: Response, max = MAX_ANSWER_BYTES): Promis
 }
 
 /** `res` with its body read under the bound, for code that reads the body itself (jose's key set fetch). */
-export async function bounded(res: Response): Promise<Response> {
-  const text = await readBounded(res);
+export async function bounded(res: Response, signal: AbortSignal): Promise<Response> {
+  const text = await readBounded(res, signal);
   return new Response(text, { status: res.status, statusText: res.statusText, headers: res.headers });
 }

@@ -1,4 +1,5 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { chunksOf } from './bounded.js';
 import type { Fetch } from './introspect.js';
 
 export interface EventFeedOptions {
@@ -123,7 +124,7 @@ export class EventFeed {
         },
       });
       const decoder = new TextDecoder();
-      for await (const chunk of body) {
+      for await (const chunk of chunksOf(body, controller.signal)) {
         clearTimeout(idle);
         idle = setTimeout(() => controller.abort(), idleTimeoutMs);
         this.setUp(true);
@@ -138,10 +139,10 @@ export class EventFeed {
    * The body of an answer that is an event stream: a 200 of `text/event-stream`, not reached
    * through a redirect (a custom fetch may follow one). Anything else throws, and is a failure.
    */
-  private async checked(res: Response): Promise<AsyncIterable<Uint8Array>> {
+  private async checked(res: Response): Promise<ReadableStream<Uint8Array>> {
     const type = res.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
     if (res.status === 200 && !res.redirected && type === 'text/event-stream' && res.body !== null) {
-      return res.body as unknown as AsyncIterable<Uint8Array>;
+      return res.body;
     }
     await res.body?.cancel();
     if (res.status === 400 && this.lastEventId !== undefined) {

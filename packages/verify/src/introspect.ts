@@ -44,11 +44,12 @@ function callerOf(body: Record<string, unknown>): Caller | null {
  */
 export async function introspect(fetchFn: Fetch, base: string, serviceToken: string, token: string, timeoutMs: number): Promise<Introspection> {
   try {
+    const signal = AbortSignal.timeout(timeoutMs);
     const res = await fetchFn(`${base}/api/introspect`, {
       method: 'POST',
       headers: { authorization: `Bearer ${serviceToken}`, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
       body: new URLSearchParams({ token }).toString(),
-      signal: AbortSignal.timeout(timeoutMs),
+      signal,
       // Following one would send the token being checked to another origin and trust its answer.
       redirect: 'error',
     });
@@ -57,7 +58,7 @@ export async function introspect(fetchFn: Fetch, base: string, serviceToken: str
       await res.body?.cancel();
       return { unavailable: new Error(`POST /api/introspect answered ${res.status}${res.redirected ? ' after a redirect' : ''}`) };
     }
-    const body = JSON.parse(await readBounded(res)) as unknown;
+    const body = JSON.parse(await readBounded(res, signal)) as unknown;
     if (typeof body !== 'object' || body === null) return { unavailable: new Error('POST /api/introspect answered no JSON object') };
     const record = body as Record<string, unknown>;
     if (record.active === false) return { active: false };

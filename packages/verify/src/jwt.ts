@@ -63,7 +63,7 @@ export class JwtVerifier {
           await res.body?.cancel();
           throw new Error(`${url} was redirected`);
         }
-        return bounded(res);
+        return bounded(res, init.signal ?? AbortSignal.timeout(options.timeoutMs));
       },
     });
   }
