@@ -5,6 +5,43 @@
  */
 export const MAX_ANSWER_BYTES = 64 * 1024;
 
+export type Fetch = typeof globalThis.fetch;
+
+/**
+ * `fetchFn(url, init)`, given up with the abort's reason once `init.signal` aborts, whether the
+ * fetch heeds its signal or not (a custom one may not); an answer that comes after is discarded.
+ */
+export function fetchUntil(fetchFn: Fetch, url: string, init: RequestInit & { readonly signal: AbortSignal }): Promise<Response> {
+  const { signal } = init;
+  return new Promise<Response>((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    if (signal.aborted) return abort();
+    signal.addEventListener('abort', abort, { once: true });
+    const settle = () => signal.removeEventListener('abort', abort);
+    let answer: Promise<Response>;
+    try {
+      answer = fetchFn(url, init);
+    } catch (error) {
+      settle();
+      return reject(error);
+    }
+    answer.then(
+      (res) => {
+        settle();
+        if (signal.aborted) discard(res);
+        else resolve(res);
+      },
+      (error: unknown) => {
+        settle();
+        reject(error);
+      },
+    );
+  });
+}
+
+/** Drops an unread answer's body without waiting: a body's cancel may never settle. */
+export const discard = (res: Response): void => void res.body?.cancel().catch(() => undefined);
+
 /**
  * The chunks of `body` until it ends; once `signal` aborts, the read in progress ends and the
  * abort's reason is thrown. The abort of a fetch alone is not enough: undici can leave a pending
@@ -37,7 +74,7 @@ export async function* chunksOf(body: ReadableStream<Uint8Array>, signal: AbortS
 export async function readBounded(res: Response, signal: AbortSignal, max = MAX_ANSWER_BYTES): Promise<string> {
   if (res.body === null) return '';
   if (Number(res.headers.get('content-length')) > max) {
-    await res.body.cancel();
+    discard(res);
     throw new Error(`${res.url} answered more than ${max} bytes`);
   }
   const chunks: Uint8Array[] = [];

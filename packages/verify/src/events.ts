@@ -1,6 +1,5 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { chunksOf } from './bounded.js';
-import type { Fetch } from './introspect.js';
+import { chunksOf, discard, type Fetch, fetchUntil } from './bounded.js';
 
 export interface EventFeedOptions {
   readonly base: string;
@@ -101,7 +100,7 @@ export class EventFeed {
     const { base, serviceToken, idleTimeoutMs } = this.options;
     let idle = setTimeout(() => controller.abort(), idleTimeoutMs);
     try {
-      const res = await this.options.fetch(`${base}/api/events`, {
+      const res = await fetchUntil(this.options.fetch, `${base}/api/events`, {
         headers: {
           authorization: `Bearer ${serviceToken}`,
           accept: 'text/event-stream',
@@ -111,7 +110,7 @@ export class EventFeed {
         // A stream from another origin could keep revoked tokens cached: a redirect is a failure.
         redirect: 'error',
       });
-      const body = await this.checked(res);
+      const body = this.checked(res);
       const parser = createParser({
         maxBufferSize: MAX_EVENT_CHARS,
         onEvent: (message) => {
@@ -139,12 +138,12 @@ export class EventFeed {
    * The body of an answer that is an event stream: a 200 of `text/event-stream`, not reached
    * through a redirect (a custom fetch may follow one). Anything else throws, and is a failure.
    */
-  private async checked(res: Response): Promise<ReadableStream<Uint8Array>> {
+  private checked(res: Response): ReadableStream<Uint8Array> {
     const type = res.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
     if (res.status === 200 && !res.redirected && type === 'text/event-stream' && res.body !== null) {
       return res.body;
     }
-    await res.body?.cancel();
+    discard(res);
     if (res.status === 400 && this.lastEventId !== undefined) {
       // rz-auth refuses an id it cannot read: start over without one, as after a reset (the caches
       // were dropped when the stream went down, and nothing is cached until it is up again).

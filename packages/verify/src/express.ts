@@ -16,6 +16,8 @@ interface RequestLike {
 
 interface ResponseLike {
   statusCode: number;
+  /** Node's: true once another middleware (a request timeout) has answered. */
+  readonly headersSent?: boolean;
   setHeader(name: string, value: string): unknown;
   end(body: string): unknown;
 }
@@ -23,23 +25,36 @@ interface ResponseLike {
 /** A plain `(req, res, next)` middleware, for Express, Connect or anything of their shape. */
 export type Middleware = (req: RequestLike, res: ResponseLike, next: (error?: unknown) => void) => void;
 
-/** Sets `req.caller`, or answers the refusal itself; any other failure goes to `next(error)`. */
+/**
+ * Sets `req.caller`, or answers the refusal itself; any other failure goes to `next(error)`. What
+ * `next()` or the refusal throws goes to `next(error)` too, as Express does with a handler's throw:
+ * an error left in the promise would be an unhandled rejection, which ends the service's process.
+ */
 export function expressMiddlewareFor(core: VerifierCore, scopes: readonly string[]): Middleware {
   checkScopeNames(scopes);
   return (req, res, next) => {
-    core.verify(authorizationOf(req), req.ip ?? req.socket?.remoteAddress).then(
-      (caller) => {
-        try {
-          core.requireScopes(caller, ...scopes);
-        } catch (error) {
-          refuse(res, error, next);
-          return;
-        }
-        req.caller = caller;
-        next();
-      },
-      (error: unknown) => refuse(res, error, next),
-    );
+    const fail = (error: unknown) => {
+      if (res.headersSent) return;
+      try {
+        next(error);
+      } catch {
+        // The framework's own error path threw: nothing is left to hand it to.
+      }
+    };
+    core
+      .verify(authorizationOf(req), req.ip ?? req.socket?.remoteAddress)
+      .then((caller) => {
+        core.requireScopes(caller, ...scopes);
+        return caller;
+      })
+      .then(
+        (caller) => {
+          req.caller = caller;
+          next();
+        },
+        (error: unknown) => refuse(res, error, next),
+      )
+      .catch(fail);
   };
 }
 
@@ -48,6 +63,8 @@ function refuse(res: ResponseLike, error: unknown, next: (error?: unknown) => vo
     next(error);
     return;
   }
+  // Answered already (a request timeout): the refusal has no one left to tell.
+  if (res.headersSent) return;
   res.statusCode = error.status;
   for (const [name, value] of Object.entries(refusalHeaders(error))) res.setHeader(name, value);
   res.end(refusalBody(error));

@@ -1,8 +1,6 @@
-import { readBounded } from './bounded.js';
+import { discard, type Fetch, fetchUntil, readBounded } from './bounded.js';
 import type { Caller } from './caller.js';
 import { isNetworkList } from './networks.js';
-
-export type Fetch = typeof globalThis.fetch;
 
 /** The outcome of one introspection: a caller, inactive, or no usable answer. */
 export type Introspection = { readonly active: true; readonly caller: Caller } | { readonly active: false } | { readonly unavailable: unknown };
@@ -15,7 +13,9 @@ const isEpoch = (value: unknown): value is number => Number.isSafeInteger(value)
 
 /**
  * The caller an active RFC 7662 answer describes, or null when the answer is not the shape
- * rz-auth sends (a proxy's page, a newer server): such an answer is never taken as a yes.
+ * rz-auth sends (a proxy's page, a newer server): such an answer is never taken as a yes. It is
+ * frozen: cached, the same object serves every request with the token, so a handler that changed
+ * it would change what the next request is allowed.
  */
 function callerOf(body: Record<string, unknown>): Caller | null {
   const { token_type: type, sub, jti, scope, exp, username, client_id: appId, allowed_cidrs: networks } = body;
@@ -25,16 +25,16 @@ function callerOf(body: Record<string, unknown>): Caller | null {
   if (type === 'app_token' ? typeof appId !== 'string' : appId !== undefined) return null;
   // A list we cannot read could admit nobody or anybody: no answer to trust.
   if (networks !== undefined && !isNetworkList(networks)) return null;
-  return {
+  return Object.freeze({
     userId: sub,
     tokenType: type as Caller['tokenType'],
     tokenId: jti,
-    scopes: scope === '' ? [] : scope.split(' '),
+    scopes: Object.freeze(scope === '' ? [] : scope.split(' ')),
     ...(typeof appId === 'string' ? { appId } : {}),
     ...(typeof username === 'string' ? { username } : {}),
     ...(isEpoch(exp) ? { expiresAt: new Date(exp * 1000) } : {}),
     ...(networks === undefined ? {} : { allowedCidrs: Object.freeze([...networks]) }),
-  };
+  });
 }
 
 /**
@@ -45,7 +45,7 @@ function callerOf(body: Record<string, unknown>): Caller | null {
 export async function introspect(fetchFn: Fetch, base: string, serviceToken: string, token: string, timeoutMs: number): Promise<Introspection> {
   try {
     const signal = AbortSignal.timeout(timeoutMs);
-    const res = await fetchFn(`${base}/api/introspect`, {
+    const res = await fetchUntil(fetchFn, `${base}/api/introspect`, {
       method: 'POST',
       headers: { authorization: `Bearer ${serviceToken}`, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
       body: new URLSearchParams({ token }).toString(),
@@ -55,7 +55,7 @@ export async function introspect(fetchFn: Fetch, base: string, serviceToken: str
     });
     // `redirected` catches a custom fetch that followed one anyway.
     if (res.status !== 200 || res.redirected) {
-      await res.body?.cancel();
+      discard(res);
       return { unavailable: new Error(`POST /api/introspect answered ${res.status}${res.redirected ? ' after a redirect' : ''}`) };
     }
     const body = JSON.parse(await readBounded(res, signal)) as unknown;

@@ -1,6 +1,5 @@
 import { createRemoteJWKSet, customFetch, errors, jwtVerify } from 'jose';
-import { bounded } from './bounded.js';
-import type { Fetch } from './introspect.js';
+import { bounded, discard, type Fetch, fetchUntil } from './bounded.js';
 
 /** What rz-auth signs user tokens with (RFC 8725: one algorithm, never the token's choice). */
 const ALGORITHM = 'EdDSA';
@@ -58,12 +57,13 @@ export class JwtVerifier {
       timeoutDuration: options.timeoutMs,
       // Never a key set from another origin: a redirect (or a fetch that followed one) is no answer.
       [customFetch]: async (url, init) => {
-        const res = await fetchFn(url, { ...init, redirect: 'error' });
+        const signal = init.signal ?? AbortSignal.timeout(options.timeoutMs);
+        const res = await fetchUntil(fetchFn, url, { ...init, signal, redirect: 'error' });
         if (res.redirected) {
-          await res.body?.cancel();
+          discard(res);
           throw new Error(`${url} was redirected`);
         }
-        return bounded(res, init.signal ?? AbortSignal.timeout(options.timeoutMs));
+        return bounded(res, signal);
       },
     });
   }

@@ -1,5 +1,5 @@
 import { QUOTABLE } from './errors.js';
-import type { Fetch } from './introspect.js';
+import type { Fetch } from './bounded.js';
 
 export interface VerifierOptions {
   /** rz-auth's base URL, e.g. `https://auth.example.com` (no trailing path). */
@@ -34,10 +34,21 @@ export type Settings = Required<Omit<VerifierOptions, 'onStreamError'>> & Pick<V
 
 const SERVICE_TOKEN = /^rzs_[0-9A-Za-z]{49}$/;
 
-function positive(name: string, value: number | undefined, fallback: number): number {
+/** The longest delay a Node timer keeps: past it, Node fires after 1 ms instead. */
+const MAX_MS = 2 ** 31 - 1;
+
+function positive(name: string, value: number | undefined, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
   const chosen = value ?? fallback;
-  if (!Number.isSafeInteger(chosen) || chosen <= 0) throw new TypeError(`createVerifier: ${name} must be a positive integer`);
+  if (!Number.isSafeInteger(chosen) || chosen <= 0 || chosen > max) throw new TypeError(`createVerifier: ${name} must be a positive integer up to ${max}`);
   return chosen;
+}
+
+/** A duration in milliseconds, at most {@link MAX_MS}. */
+const duration = (name: string, value: number | undefined, fallback: number): number => positive(name, value, fallback, MAX_MS);
+
+function optionalFunction<T>(name: string, value: T | undefined): T | undefined {
+  if (value !== undefined && typeof value !== 'function') throw new TypeError(`createVerifier: ${name} must be a function`);
+  return value;
 }
 
 /** The options with their defaults, checked once: a bad one throws naming it. */
@@ -61,13 +72,13 @@ export function settingsOf(options: VerifierOptions): Settings {
     issuer: options.issuer ?? 'rz-auth',
     audience: options.audience ?? 'rz-api',
     cacheMaxEntries: positive('cacheMaxEntries', options.cacheMaxEntries, 10_000),
-    cacheMaxAgeMs: positive('cacheMaxAgeMs', options.cacheMaxAgeMs, 600_000),
-    timeoutMs: positive('timeoutMs', options.timeoutMs, 5000),
-    jwksCooldownMs: positive('jwksCooldownMs', options.jwksCooldownMs, 30_000),
-    streamIdleTimeoutMs: positive('streamIdleTimeoutMs', options.streamIdleTimeoutMs, 45_000),
-    reconnectMinMs: positive('reconnectMinMs', options.reconnectMinMs, 250),
-    reconnectMaxMs: positive('reconnectMaxMs', options.reconnectMaxMs, 10_000),
-    fetch: options.fetch ?? globalThis.fetch,
-    onStreamError: options.onStreamError,
+    cacheMaxAgeMs: duration('cacheMaxAgeMs', options.cacheMaxAgeMs, 600_000),
+    timeoutMs: duration('timeoutMs', options.timeoutMs, 5000),
+    jwksCooldownMs: duration('jwksCooldownMs', options.jwksCooldownMs, 30_000),
+    streamIdleTimeoutMs: duration('streamIdleTimeoutMs', options.streamIdleTimeoutMs, 45_000),
+    reconnectMinMs: duration('reconnectMinMs', options.reconnectMinMs, 250),
+    reconnectMaxMs: duration('reconnectMaxMs', options.reconnectMaxMs, 10_000),
+    fetch: optionalFunction('fetch', options.fetch) ?? globalThis.fetch,
+    onStreamError: optionalFunction('onStreamError', options.onStreamError),
   };
 }

@@ -60,7 +60,13 @@ export class Engine implements VerifierCore {
       maxDelayMs: settings.reconnectMaxMs,
       onEvent: (message) => this.onEvent(message),
       onState: () => this.forgetAll(),
-      onError: (error) => settings.onStreamError?.(error),
+      onError: (error) => {
+        try {
+          settings.onStreamError?.(error);
+        } catch {
+          // A throwing callback (a logger not ready) must not stop the stream or end the process.
+        }
+      },
     });
   }
 
@@ -97,11 +103,12 @@ export class Engine implements VerifierCore {
 
   /**
    * One lookup per token at a time, its answer cached (an inactive one as a refusal) unless an
-   * event or a change of the stream's state came between its start and its end.
+   * event or a change of the stream's state came between its start and its end. A request never
+   * joins a lookup started before the last event: that event may be the token's revocation.
    */
   private async sharedLookUp(token: string): Promise<Caller> {
     let lookup = this.lookups.get(token);
-    if (!lookup) {
+    if (lookup?.generation !== this.generation) {
       const started = { answer: this.lookUp(token), generation: this.generation };
       const done = () => void (this.lookups.get(token) === started && this.lookups.delete(token));
       started.answer.then(done, done);
@@ -132,7 +139,7 @@ export class Engine implements VerifierCore {
       if (caller.tokenType !== 'user' || caller.userId !== check.claims.sub || caller.tokenId !== check.claims.sid) throw this.error('invalid_token');
       // Cached until expiresAt: never past the JWT's own signed expiry, whatever the answer says.
       const signed = check.claims.exp * 1000;
-      return (caller.expiresAt?.getTime() ?? Infinity) <= signed ? caller : { ...caller, expiresAt: new Date(signed) };
+      return (caller.expiresAt?.getTime() ?? Infinity) <= signed ? caller : Object.freeze({ ...caller, expiresAt: new Date(signed) });
     }
     if (isOpaqueToken(token)) {
       const caller = await this.introspected(token);
@@ -156,7 +163,11 @@ export class Engine implements VerifierCore {
     const what = invalidationOf(message);
     this.generation++;
     this.cache.apply(what);
-    if (message.event === 'keys.changed' || message.event === 'reset') this.jwt.reload();
+    if (message.event === 'keys.changed' || message.event === 'reset') {
+      this.jwt.reload();
+      // A user token signed with a key not yet fetched was refused for it: it may be good now.
+      this.refusals.clear();
+    }
   }
 
   /** The stream came up or went down: nothing cached before can be vouched for. */

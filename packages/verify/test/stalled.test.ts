@@ -7,7 +7,8 @@ import { until } from './rz-auth.js';
 /**
  * Answers whose body starts and then stalls, from a fetch whose abort does not reach the body:
  * what undici's fetch can do after an abort (the pending read is never settled), and what a custom
- * fetch may do. Every wait of the verifier must still end: close(), the stream's idle timeout, the
+ * fetch may do; and a custom fetch that never answers at all, or whose bodies never finish
+ * cancelling. Every wait of the verifier must still end: close(), the stream's idle timeout, the
  * timeout of an introspection or of a key set fetch.
  */
 
@@ -22,8 +23,12 @@ const stalled = (type: string, first: string): Response =>
     { status: 200, headers: { 'content-type': type } },
   );
 
+/** An answer of `status` whose body's cancel never settles. */
+const stuckCancel = (status: number, headers: Record<string, string> = {}): Response =>
+  new Response(new ReadableStream<Uint8Array>({ cancel: () => new Promise<void>(() => undefined) }), { status, headers: { 'content-type': 'text/html', ...headers } });
+
 /** A fetch answering each path with `answers[path]()`, 404 elsewhere; requests counted by path. */
-function fetchOf(answers: Record<string, () => Response>) {
+function fetchOf(answers: Record<string, () => Response | Promise<Response>>) {
   const paths: string[] = [];
   const fetch = (input: string | URL | Request): Promise<Response> => {
     const path = new URL(input instanceof Request ? input.url : String(input)).pathname;
@@ -75,5 +80,43 @@ describe('a body that stalls and ignores the abort', () => {
     const upstream = fetchOf({ '/.well-known/jwks.json': () => stalled('application/json', '{"keys":[') });
     const verifier = verifierOf(URL_, { fetch: upstream.fetch, timeoutMs: 100 });
     expect(await within(refusal(verifier.verify(`Bearer ${jwt}`)), 3000)).toBe('unavailable');
+  });
+});
+
+describe('a custom fetch that ignores the abort', () => {
+  const never = () => new Promise<Response>(() => undefined);
+
+  it('an introspection never answered left verify() pending for ever: now 503 unavailable after timeoutMs', async () => {
+    const verifier = verifierOf(URL_, { fetch: fetchOf({ '/api/introspect': never }).fetch, timeoutMs: 100 });
+    expect(await within(refusal(verifier.verify(`Bearer ${generateToken('api')}`)), 3000)).toBe('unavailable');
+  });
+
+  it('a key set never answered left every user token pending for ever: now 503 unavailable after timeoutMs', async () => {
+    const keys = await signer('k1');
+    const jwt = await keys.sign({ sub: 'u1', sid: 's1', exp: Math.floor(Date.now() / 1000) + 600 });
+    const verifier = verifierOf(URL_, { fetch: fetchOf({ '/.well-known/jwks.json': never }).fetch, timeoutMs: 100 });
+    expect(await within(refusal(verifier.verify(`Bearer ${jwt}`)), 3000)).toBe('unavailable');
+  });
+
+  it('an event stream never answered held close() and was never retried: now the idle timeout retries it and close() resolves', async () => {
+    const upstream = fetchOf({ '/api/events': never });
+    const verifier = verifierOf(URL_, { fetch: upstream.fetch, streamIdleTimeoutMs: 100 });
+    await until(() => upstream.count('/api/events') >= 2, 'the stream is asked for again', 5000);
+    expect(await within(verifier.close().then(() => 'closed'), 2000)).toBe('closed');
+  });
+
+  it("a refusal whose body's cancel never settles left verify() and close() pending: now each ends", async () => {
+    const upstream = fetchOf({
+      '/api/introspect': () => stuckCancel(500),
+      '/.well-known/jwks.json': () => stuckCancel(200, { 'content-type': 'application/json', 'content-length': '999999' }),
+      '/api/events': () => stuckCancel(503),
+    });
+    const keys = await signer('k1');
+    const jwt = await keys.sign({ sub: 'u1', sid: 's1', exp: Math.floor(Date.now() / 1000) + 600 });
+    const verifier = verifierOf(URL_, { fetch: upstream.fetch, timeoutMs: 100 });
+    expect(await within(refusal(verifier.verify(`Bearer ${generateToken('api')}`)), 3000)).toBe('unavailable');
+    expect(await within(refusal(verifier.verify(`Bearer ${jwt}`)), 3000)).toBe('unavailable');
+    await until(() => upstream.count('/api/events') >= 2, 'the stream is asked for again', 5000);
+    expect(await within(verifier.close().then(() => 'closed'), 2000)).toBe('closed');
   });
 });

@@ -221,6 +221,17 @@ describe('refusals', () => {
     expect(() => createVerifier({ url: rz.url, serviceToken: service, realm: 'a"b' })).toThrow(/realm/);
     expect(() => createVerifier({ url: rz.url, serviceToken: service, cacheMaxEntries: 0 })).toThrow(/cacheMaxEntries/);
   });
+
+  it('took durations past 2^31-1 ms (Node fired the idle timer after 1 ms, AbortSignal.timeout threw) and options of the wrong type: now refused, naming them', () => {
+    const bad = { timeoutMs: 2 ** 32, streamIdleTimeoutMs: 2 ** 31, reconnectMaxMs: 2 ** 31, cacheMaxAgeMs: 2 ** 40, jwksCooldownMs: 1e12, reconnectMinMs: 2 ** 31 };
+    for (const [name, value] of Object.entries(bad)) {
+      expect(() => createVerifier({ url: rz.url, serviceToken: service, [name]: value }), name).toThrow(new TypeError(`createVerifier: ${name} must be a positive integer up to 2147483647`));
+    }
+    const fetch = 'globalThis.fetch' as unknown as typeof globalThis.fetch;
+    expect(() => createVerifier({ url: rz.url, serviceToken: service, fetch })).toThrow(new TypeError('createVerifier: fetch must be a function'));
+    const onStreamError = console as unknown as () => void;
+    expect(() => createVerifier({ url: rz.url, serviceToken: service, onStreamError })).toThrow(new TypeError('createVerifier: onStreamError must be a function'));
+  });
 });
 
 describe('the cache, kept correct by the event stream', () => {
