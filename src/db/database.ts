@@ -1,9 +1,10 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, type DatabaseConnection, Kysely, PostgresDialect, SqliteAdapter, type SqliteDatabase, SqliteDialect, type SqliteDialectConfig, SqliteDriver } from 'kysely';
 import type { DatabaseConfig } from '../config.js';
+import { ConfigError } from '../lib/env-vars.js';
 import type { DialectName } from './dialect.js';
 import type { Tables } from './tables.js';
 
@@ -72,12 +73,35 @@ class TransactionalDdlSqliteAdapter extends SqliteAdapter {
   }
 }
 
+/**
+ * The file holds the signing keys and the webhook secrets: a new one is created readable by the
+ * service's user only (0600, its folder 0700) before SQLite opens it, whatever the umask, and
+ * SQLite gives its -wal and -shm files the database's own mode. An existing file keeps its mode.
+ */
+function createPrivately(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  try {
+    closeSync(openSync(path, 'wx', 0o600));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+}
+
+/** better-sqlite3 opened on `path` in WAL mode; a file it cannot use is a configuration error naming it. */
+function openSqliteFile(path: string): BetterSqlite3.Database {
+  try {
+    if (path !== ':memory:') createPrivately(path);
+    const sqlite = new (loadSqlite())(path);
+    // WAL: readers never block the writer, and a killed process loses no committed transaction.
+    sqlite.pragma('journal_mode = WAL');
+    return sqlite;
+  } catch (error) {
+    throw new ConfigError(`DATABASE_URL: cannot use ${path} as the SQLite database: ${(error as Error).message}`);
+  }
+}
+
 function openSqlite({ path, synchronous, cacheKiB }: Extract<DatabaseConfig, { kind: 'sqlite' }>): Database {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  const Sqlite = loadSqlite();
-  const sqlite = new Sqlite(path);
-  // WAL: readers never block the writer, and a killed process loses no committed transaction.
-  sqlite.pragma('journal_mode = WAL');
+  const sqlite = openSqliteFile(path);
   sqlite.pragma(`synchronous = ${synchronous}`);
   sqlite.pragma('foreign_keys = ON');
   // Several processes (workers, the CLI) may write to one file: wait for the lock, don't fail.

@@ -1,3 +1,5 @@
+import { statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -48,6 +50,15 @@ describe('rz-auth CLI', { timeout: 60_000 }, () => {
       expect(first.stdout).toMatch(/^applied: 0001_initial(, \w+)*$/m);
       const again = await runCli(['migrate'], freshEnv);
       expect(again).toMatchObject({ code: 0, stdout: 'schema is up to date\n' });
+    });
+
+    it('a new database and its folder were readable by every local user under umask 022 (the signing key is inside): now 0600 and 0700', async () => {
+      const folder = join(fresh.dir, 'private', 'data');
+      const umask = process.umask(0o022);
+      const created = await runCli(['migrate'], { DATABASE_URL: `sqlite:${join(folder, 'rz.db')}` }).finally(() => process.umask(umask));
+      expect(created.code, created.stderr).toBe(0);
+      const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
+      expect([mode(join(fresh.dir, 'private')), mode(folder), mode(join(folder, 'rz.db'))]).toEqual(['700', '700', '600']);
     });
   });
 
@@ -197,6 +208,7 @@ describe('rz-auth CLI', { timeout: 60_000 }, () => {
       ['serve', { DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
       ['migrate', { JWT_TTL_SECONDS: '5' }, 'JWT_TTL_SECONDS'],
       ['serve', { ARGON2_MEMORY_KIB: '1024' }, 'ARGON2_MEMORY_KIB'],
+      ['migrate', { DATABASE_URL: `sqlite:${tmpdir()}` }, 'DATABASE_URL'],
     ])('%s with %j: exits 2 naming the variable', async (command, bad, variable) => {
       const res = await runCli([command], { ...env, ...bad });
       expect(res.code).toBe(2);
