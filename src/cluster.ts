@@ -17,7 +17,13 @@ const CRASH_WINDOW_MS = 60_000;
  */
 export async function serveCluster(config: Config): Promise<void> {
   if (cluster.isWorker) {
-    closeOnSignals(await startServer(config));
+    // A worker that cannot start (its port taken) must exit, for the primary to count the crash:
+    // its channel to the primary would otherwise keep it alive, serving nothing.
+    const server = await startServer(config).catch((error: unknown) => {
+      cluster.worker?.disconnect();
+      throw error;
+    });
+    closeOnSignals(server);
     return;
   }
   const services = await createServices(config);
@@ -40,7 +46,7 @@ export async function serveCluster(config: Config): Promise<void> {
       console.error(JSON.stringify({ level: 60, msg: `workers crashed ${crashes.length} times in a minute; giving up` }));
       process.exit(1);
     }
-    setTimeout(fork, RESTART_DELAY_MS).unref();
+    setTimeout(() => stopping || fork(), RESTART_DELAY_MS);
   });
 
   const stop = (signal: NodeJS.Signals) => {

@@ -1,5 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
+import { type AddressInfo, connect, createServer } from 'node:net';
+import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -87,6 +88,21 @@ describe('serve --workers 2 on SQLite', () => {
     const counts = await burst(50, () => fetch(`${server.url}/api/me`, { headers: { authorization: `Bearer ${user.jwt}` } }));
     // The token creation in signupAndToken used one request of the user's credential bucket.
     expect(counts).toEqual({ 200: 11, 429: 39 });
+  });
+
+  it('workers that could not take the port stayed alive serving nothing (or the primary exited 0): now it gives up, exit 1', async () => {
+    const taken = createServer();
+    taken.listen(0, '127.0.0.1');
+    await once(taken, 'listening');
+    try {
+      const port = String((taken.address() as AddressInfo).port);
+      const res = await runCli(['serve'], { DATABASE_URL: `sqlite:${join(dir, 'taken.db')}`, WORKERS: '2', PORT: port }, '', 25_000);
+      expect(res.code, res.stderr).toBe(1);
+      expect(res.stderr).toContain(`EADDRINUSE 127.0.0.1:${port}`);
+      expect(res.stderr).toMatch(/workers crashed \d+ times in a minute; giving up/);
+    } finally {
+      taken.close();
+    }
   });
 });
 
