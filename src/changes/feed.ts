@@ -2,8 +2,11 @@ import type { ChangeSource, Position } from './sources.js';
 import { watchSource } from './watch.js';
 import type { Change, ChangeKind, ChangeStore } from './store.js';
 
-/** A change to apply, with its id in the log, or `reset`: the feed lost track, so every cache must start over. */
-export type FeedEvent = Change | { readonly kind: 'reset'; readonly ref: '' };
+/**
+ * A change to apply, with its id in the log, or `reset`: the feed lost track, so every cache must
+ * start over. `rewoundTo` says the log's ids went back (the database was replaced) and where they end.
+ */
+export type FeedEvent = Change | { readonly kind: 'reset'; readonly ref: ''; readonly rewoundTo?: number };
 export type ChangeListener = (event: FeedEvent) => void | Promise<void>;
 
 const RESET: FeedEvent = { kind: 'reset', ref: '' };
@@ -194,10 +197,10 @@ export class ChangeFeed {
     // Pruned past the cursor (this process was away longer than the retention window), or a log
     // whose ids end below it (the database was replaced): what was missed is unknown. Ids skipped by
     // rolled-back transactions can make this a needless reset, never a missed change.
-    if (oldest > this.applied + 1 || latest < this.applied) {
-      if (!reset) await this.emit(RESET);
-      this.applied = Math.min(this.applied, latest);
-    }
+    if (latest < this.applied) {
+      await this.emit({ kind: 'reset', ref: '', rewoundTo: latest });
+      this.applied = latest;
+    } else if (oldest > this.applied + 1 && !reset) await this.emit(RESET);
     for (;;) {
       for (const change of changes) {
         await this.emit(change);

@@ -116,7 +116,12 @@ export class EventHub {
 
   private readonly onChange = (change: FeedEvent): void => {
     if (change.kind === 'reset') {
-      if (!this.lastWasReset) for (const stream of this.streams) stream.reset(this.position);
+      if (change.rewoundTo !== undefined) {
+        // The log's ids went back: every stream stands past its end and would drop what comes.
+        // Each ends; its client's reconnection is a reset at the log's new end.
+        this.position = change.rewoundTo;
+        for (const stream of this.streams) stream.end();
+      } else if (!this.lastWasReset) for (const stream of this.streams) stream.reset(this.position);
       this.lastWasReset = true;
       return;
     }

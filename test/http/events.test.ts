@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ChangeStore, changeTransaction, recordChange } from '../../src/changes/store.js';
 import { iso } from '../../src/clock.js';
@@ -226,6 +227,48 @@ describe('GET /api/events on shutdown', () => {
     await Promise.all(readers.map((r) => r.ended));
     // Streams left open would hold close() until they ended by themselves: never, here.
     expect(Date.now() - started).toBeLessThan(10_000);
+  });
+});
+
+describe('GET /api/events when the database is restored from a backup', () => {
+  it('streams then dropped every event until ids passed their old high point (a revoked token stayed cached by services): now they end, and reconnecting hears every new event', async () => {
+    const server = await startRealServer();
+    const { db, dialect } = server.services.database;
+    const store = new ChangeStore(db);
+    try {
+      const user = await signup(server);
+      const service = await createService(server);
+      const backup = await store.latestId();
+      const before = await openEvents(server.url, service.token);
+      await before.next();
+      for (let i = 0; i < 3; i++) {
+        const { id } = await createApiToken(server, user.jwt);
+        expect((await json(server, 'DELETE', `/api/tokens/${id}`, undefined, user.jwt)).statusCode).toBe(204);
+        expect(await before.nextEvent()).toMatchObject({ event: 'token.revoked' });
+      }
+      const high = await store.latestId();
+      // The restore: the log, and its id sequence, as they were at the backup.
+      await db.deleteFrom('changes').where('id', '>', backup).execute();
+      if (dialect === 'sqlite') await sql`update sqlite_sequence set seq = ${backup} where name = 'changes'`.execute(db);
+      else await sql`select setval(pg_get_serial_sequence('changes', 'id'), ${backup})`.execute(db);
+      // The next request makes this instance read the log.
+      const victim = await createApiToken(server, user.jwt);
+      await before.ended;
+      const resumed = await openEvents(server.url, service.token, { 'last-event-id': String(high) });
+      expect(await resumed.next()).toMatchObject({ retry: '1000' });
+      expect((await resumed.nextEvent()).event).toBe('reset');
+      const fresh = await openEvents(server.url, service.token);
+      await fresh.next();
+      expect((await json(server, 'DELETE', `/api/tokens/${victim.id}`, undefined, user.jwt)).statusCode).toBe(204);
+      for (const reader of [resumed, fresh]) {
+        const event = await reader.nextEvent();
+        expect([event.event, JSON.parse(event.data ?? '{}').token_id]).toEqual(['token.revoked', victim.id]);
+        expect(Number(event.id)).toBeLessThanOrEqual(high);
+        reader.close();
+      }
+    } finally {
+      await server.close();
+    }
   });
 });
 

@@ -130,6 +130,8 @@ describe('change feed on SQLite', () => {
     await theirs.db.deleteFrom('changes').execute();
     await feed.poll();
     expect(seen.map((e) => e.kind)).toEqual(['session', 'reset']);
+    // Where the log now ends, for the event streams to stand there too.
+    expect(seen[1]).toEqual({ kind: 'reset', ref: '', rewoundTo: 0 });
     expect(feed.cursor).toBe(0);
     const next = await revokeElsewhere(mine);
     await feed.poll();
