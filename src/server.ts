@@ -18,12 +18,15 @@ export interface RunningServer {
 export async function startServer(config: Config): Promise<RunningServer> {
   holdTickShape();
   let app: FastifyInstance | undefined;
+  // What fails before the log exists (Redis not reachable at start-up) is logged once it does.
+  const early: Array<[unknown, string]> = [];
   const services = await createServices(config, {
-    onError: (error, context) => app?.log.error({ err: error }, context),
+    onError: (error, context) => (app ? app.log.error({ err: error }, context) : early.length < 10 && early.push([error, context])),
   });
   const logStream = createLogDestination();
   try {
     app = await createApp(services, { logStream });
+    for (const [error, context] of early) app.log.error({ err: error }, context);
     const url = await app.listen({ port: config.port, host: config.host });
     services.maintenance.start();
     services.webhookDelivery.start();

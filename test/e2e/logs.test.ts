@@ -54,6 +54,17 @@ describe('the access log of a real server', { timeout: 90_000 }, () => {
     }
   });
 
+  it('a Redis not reachable at start-up went unlogged (the log did not exist yet, and one outage is told once): now it is logged', async () => {
+    // Port 1: nothing listens there, so every connection is refused.
+    const server = await spawnServer({ ...env, DATABASE_URL: `sqlite:${join(temp.dir, 'redis-down.db')}`, REDIS_URL: 'redis://127.0.0.1:1' }, 30_000);
+    try {
+      expect(await server.outputHas('Redis at REDIS_URL is not reachable yet', 3000), server.output()).toBe(true);
+      expect(server.output()).toContain('ECONNREFUSED');
+    } finally {
+      await server.stop('SIGKILL');
+    }
+  });
+
   it('a log reader that stops reading never blocks the event loop (the writer used to wait on a full pipe)', async () => {
     const server = await spawnServer(env);
     try {
