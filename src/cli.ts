@@ -74,7 +74,8 @@ const commands: Record<string, Command> = {
     else closeOnSignals(await startServer(config));
   },
 
-  async migrate(_args, config) {
+  async migrate(args, config) {
+    noArguments(args, 'migrate');
     const database = await openDatabase(config.database);
     try {
       const { results } = await migrateToLatest(database.db);

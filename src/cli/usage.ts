@@ -1,5 +1,6 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { isUuid } from '../lib/ids.js';
+import { printable } from '../lib/text.js';
 
 /** Arguments the operator must correct (a missing option, an unknown id): the CLI exits 2. */
 export class UsageError extends Error {}
@@ -9,7 +10,14 @@ export class UsageError extends Error {}
  * `audit list --type a --type b` would look like a filter on both.
  */
 export function parseOnce<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
-  const { tokens } = parseArgs({ ...config, tokens: true });
+  let tokens: ReturnType<typeof parseArgs<T & { tokens: true }>>['tokens'];
+  try {
+    ({ tokens } = parseArgs({ ...config, tokens: true }));
+  } catch (error) {
+    // An unknown option, a missing value, a stray argument: the operator's to correct. The message
+    // quotes what was typed, so it is shown cut short and without control characters.
+    throw new UsageError(printable((error as Error).message, 300));
+  }
   const seen = new Set<string>();
   for (const token of tokens ?? []) {
     if (token.kind !== 'option') continue;

@@ -4,7 +4,7 @@ import { ProblemError } from '../errors.js';
 import type { Services } from '../services.js';
 import type { WebhookEndpoint } from '../webhooks/store.js';
 import { deliveryJson, endpointJson } from '../webhooks/json.js';
-import { onlyId, parseOnce, UsageError } from './usage.js';
+import { noArguments, onlyId, parseOnce, UsageError } from './usage.js';
 
 type WithServices = (config: Config, run: (services: Services) => Promise<void>) => Promise<void>;
 type Command = (args: string[], config: Config) => Promise<void>;
@@ -48,7 +48,8 @@ export function webhookCommands(withServices: WithServices): Record<string, Comm
       });
     },
 
-    async 'webhooks list'(_args, config) {
+    async 'webhooks list'(args, config) {
+      noArguments(args, 'webhooks list');
       await withServices(config, async (services) => {
         for (const endpoint of await services.webhooks.list(undefined)) console.log(endpointLine(endpoint));
       });

@@ -197,6 +197,18 @@ describe('rz-auth CLI', { timeout: 60_000 }, () => {
       expect(res.stderr).toMatch(/Usage: rz-auth <command>/);
     });
 
+    it.each([
+      [['keys', 'rotate', '--bogus'], /Unknown option '--bogus'/],
+      [['keys', 'rotate', 'extra'], /Unexpected argument 'extra'/],
+      [['users', 'create', '--email'], /--email/],
+      [['migrate', 'extra'], /migrate takes no arguments/],
+      [['webhooks', 'list', 'junk'], /webhooks list takes no arguments/],
+    ])('%j was exit 1 (an unknown option, a missing value) or ran anyway (a stray argument): now exit 2 naming it', async (args, message) => {
+      const res = await runCli(args, env);
+      expect(res.code, res.stderr).toBe(2);
+      expect(res.stderr).toMatch(message);
+    });
+
     it('help exits 0 with the usage text', async () => {
       const res = await runCli(['help'], env);
       expect(res.code).toBe(0);
