@@ -1,5 +1,6 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { isIP } from 'node:net';
 import { MAX_QUOTA, MAX_WINDOW_SECONDS, POLICIES, POLICY_NAMES, type Quota, type RateLimitConfig } from './ratelimit/policies.js';
 import { MAX_TTL_SECONDS } from './auth/jwt.js';
 import { DAY_MS } from './clock.js';
@@ -141,7 +142,11 @@ function parseDatabase(env: Env): DatabaseConfig {
     const cacheKiB = int(env, 'SQLITE_CACHE_KIB', 2048, 64, 1024 * 1024);
     return { kind: 'sqlite', path, synchronous, cacheKiB };
   }
-  if (/^postgres(ql)?:\/\//.test(url)) return { kind: 'postgres', url, poolSize: int(env, 'DATABASE_POOL_SIZE', 10, 1, 1000) };
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    // Never shown back: it may hold a password.
+    if (!URL.canParse(url)) throw new ConfigError('DATABASE_URL is not a valid URL (postgres://user:password@host:port/database)');
+    return { kind: 'postgres', url, poolSize: int(env, 'DATABASE_POOL_SIZE', 10, 1, 1000) };
+  }
   throw new ConfigError('DATABASE_URL must start with sqlite: or postgres://');
 }
 
@@ -182,12 +187,24 @@ function readAtMost(path: string, max: number): Buffer {
   }
 }
 
+/** An IP address (an IPv6 one with or without brackets) or a host name, as listen() takes it. */
+function parseHost(env: Env): string {
+  const host = raw(env, 'HOST') ?? '127.0.0.1';
+  const bracketed = /^\[(.*)\]$/.exec(host)?.[1];
+  if (bracketed !== undefined && isIP(bracketed) === 6) return bracketed;
+  if (isIP(host) === 0 && !/^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(host)) {
+    throw new ConfigError('HOST must be an IP address or a host name, e.g. 127.0.0.1, ::1 or 0.0.0.0');
+  }
+  return host;
+}
+
 function parseRedisUrl(env: Env): string | null {
   const url = raw(env, 'REDIS_URL');
   if (url === undefined) return null;
   if (!/^rediss?:\/\//.test(url)) throw new ConfigError('REDIS_URL must start with redis:// or rediss://');
+  if (!URL.canParse(url)) throw new ConfigError('REDIS_URL is not a valid URL (redis://:password@host:port/database)');
   // The path names the database; ioredis would send SELECT NaN for anything but digits.
-  const path = URL.canParse(url) ? new URL(url).pathname : '';
+  const { pathname: path } = new URL(url);
   if (!/^(?:\/(?:[0-9]{1,5})?)?$/.test(path)) throw new ConfigError('REDIS_URL must end with the host, or with /<database number> after it');
   return url;
 }
@@ -200,7 +217,7 @@ export function loadConfig(env: Env): Config {
   const cores = availableParallelism();
   const config: Config = {
     port: int(env, 'PORT', 3000, 0, 65535),
-    host: raw(env, 'HOST') ?? '127.0.0.1',
+    host: parseHost(env),
     database: parseDatabase(env),
     redisUrl: parseRedisUrl(env),
     redisPrefix: raw(env, 'REDIS_PREFIX') ?? 'rz:',

@@ -37,6 +37,31 @@ describe('configuration', () => {
     expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).database).toEqual({ kind: 'postgres', url: 'postgres://u@h/db', poolSize: 10 });
   });
 
+  it('a URL that does not parse was a bare "Invalid URL" at connection time: now refused naming the variable, never echoing its password', () => {
+    for (const [name, value] of [
+      ['DATABASE_URL', 'postgres://u:s3cret@127.0.0.1:abc/db'],
+      ['DATABASE_URL', 'postgres://u:s3cret@h:99999/db'],
+      ['REDIS_URL', 'redis://:s3cret@[zz'],
+    ] as const) {
+      const error = (() => {
+        try {
+          loadConfig({ [name]: value });
+        } catch (thrown) {
+          return thrown as Error;
+        }
+      })();
+      expect(error?.message).toMatch(new RegExp(`^${name} is not a valid URL`));
+      expect(error?.message).not.toContain('s3cret');
+    }
+  });
+
+  it('HOST was never checked ([::1] failed at listen with ENOTFOUND): an IPv6 address in brackets is taken, anything else not an address or name is refused', () => {
+    expect(loadConfig({ HOST: '[::1]' }).host).toBe('::1');
+    expect(loadConfig({ HOST: '::' }).host).toBe('::');
+    expect(loadConfig({ HOST: 'auth.internal' }).host).toBe('auth.internal');
+    for (const host of ['http://x', 'a b', '[zz]', '-bad', 'a..b', 'x'.repeat(254)]) expect(() => loadConfig({ HOST: host }), host).toThrow(/^HOST must be/);
+  });
+
   it.each([
     [{ PORT: 'abc' }, /PORT/],
     [{ PORT: '70000' }, /PORT/],
