@@ -250,7 +250,8 @@ export function loadConfig(env: Env): Config {
     rateLimits: parseRateLimits(env),
     trustProxy: parseTrustProxy(env),
     workers: parseWorkers(raw(env, 'WORKERS'), 'WORKERS'),
-    shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    // Closing the store and writing out the log take a moment even when no request is in flight.
+    shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 1000, 600_000),
     scopes: parseScopes(env),
     auditRetentionMs: int(env, 'AUDIT_RETENTION_DAYS', 365, 1, 36_500) * DAY_MS,
     tokens: {

@@ -64,6 +64,8 @@ describe('configuration', () => {
 
   it.each([
     [{ PORT: 'abc' }, /PORT/],
+    // 0 made every SIGTERM, on an idle server too, log 'shutdown timed out' and exit 1.
+    [{ SHUTDOWN_TIMEOUT_MS: '0' }, /SHUTDOWN_TIMEOUT_MS/],
     [{ PORT: '70000' }, /PORT/],
     [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL/],
     [{ DATABASE_URL: 'sqlite:' }, /DATABASE_URL/],
