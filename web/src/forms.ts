@@ -33,6 +33,10 @@ export interface TextFieldOptions {
   readonly hint?: Child;
   readonly autocomplete?: string;
   readonly required?: boolean;
+  /**
+   * In UTF-16 units, as browsers count it, where the server counts characters: twice the server's
+   * limit lets any text it accepts through (an emoji is two units); past that the server says why.
+   */
   readonly maxlength?: number;
   readonly multiline?: boolean;
   readonly spellcheck?: boolean;
@@ -86,6 +90,23 @@ function revealButton(input: HTMLInputElement, label: string): HTMLButtonElement
     button.firstChild?.replaceWith(show ? 'Hide' : 'Show');
   });
   return button;
+}
+
+/**
+ * Runs `action` on a click, one run at a time: a click while it runs is ignored (a double click
+ * issued two tokens and showed one). aria-disabled rather than disabled, so focus stays put.
+ */
+export function onClickOnce(button: HTMLButtonElement, action: () => Promise<void>): void {
+  let running = false;
+  button.addEventListener('click', () => {
+    if (running) return;
+    running = true;
+    button.setAttribute('aria-disabled', 'true');
+    void action().finally(() => {
+      running = false;
+      button.removeAttribute('aria-disabled');
+    });
+  });
 }
 
 /** A fieldset whose error is announced with its legend. */

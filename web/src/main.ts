@@ -102,8 +102,13 @@ async function logout(): Promise<void> {
 }
 
 onSessionEnded(() => {
+  // A dialog left open would act for a session that is gone: it is cancelled.
+  for (const dialog of document.querySelectorAll('dialog')) if (dialog.open) dialog.close('cancel');
+  // A value shown once stays until it is dismissed: its token is live, and it cannot be shown again.
+  const secrets = [...viewRoot.querySelectorAll('section.secret')];
   render(true);
-  notify('info', 'Your session ended, please log in again.');
+  viewRoot.prepend(...secrets);
+  notify('info', secrets.length > 0 ? 'Your session ended, please log in again. The new value stays shown below until you dismiss it.' : 'Your session ended, please log in again.');
 });
 
 window.addEventListener('hashchange', () => {

@@ -2,7 +2,7 @@ import * as api from '../api.js';
 import { confirmAction } from '../confirm.js';
 import { focusHeading, h, replace, srOnly, uid } from '../dom.js';
 import { describeError, formatDate } from '../format.js';
-import { FormController, textField } from '../forms.js';
+import { FormController, onClickOnce, textField } from '../forms.js';
 import { notify } from '../notices.js';
 import { chooseAppTokenScopes } from '../scope-dialog.js';
 import { scopeChips, scopePicker } from '../scope-picker.js';
@@ -88,7 +88,7 @@ export function appsView(): View {
   function appItem(app: api.App): HTMLLIElement {
     const issueButton = h('button', { type: 'button', class: 'button' }, 'Issue token', srOnly(` for ${app.name}`));
     const deleteButton = h('button', { type: 'button', class: 'button button-danger-quiet' }, 'Delete', srOnly(` app ${app.name}`));
-    issueButton.addEventListener('click', () => void issue(app));
+    onClickOnce(issueButton, () => issue(app));
     deleteButton.addEventListener('click', () => void remove(app));
     const tokens = appTokenList(app, showRotated, leaked.filter((t) => t.appId === app.id));
     tokenLists.set(app.id, tokens);
@@ -108,8 +108,8 @@ export function appsView(): View {
   }
 
   // Register an app.
-  const name = textField({ label: 'Name', name: 'name', required: true, maxlength: 100, hint: 'As people know it, e.g. “Space Invaders”.' });
-  const description = textField({ label: 'Description', name: 'description', multiline: true, maxlength: 1000 });
+  const name = textField({ label: 'Name', name: 'name', required: true, maxlength: 2 * 100, hint: 'As people know it, e.g. “Space Invaders”.' });
+  const description = textField({ label: 'Description', name: 'description', multiline: true, maxlength: 2 * 1000 });
   const { form, card: formCard, submit, close: closeForm } = addFormCard(registerButton, 'Register an app', 'Register app', name.element, description.element, registerScopes.element);
   const controller = new FormController(form, { name, description, scopes: registerScopes }, submit);
   controller.onSubmit('Registering…', async () => {

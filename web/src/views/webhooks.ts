@@ -3,7 +3,7 @@ import { typeLabel } from '../audit-text.js';
 import { confirmAction } from '../confirm.js';
 import { focusHeading, h, replace, srOnly, uid } from '../dom.js';
 import { describeError, formatDate } from '../format.js';
-import { FormController, textField } from '../forms.js';
+import { FormController, onClickOnce, textField } from '../forms.js';
 import { notify } from '../notices.js';
 import { showSecret } from '../secret.js';
 import { authed, SessionEnded } from '../session.js';
@@ -71,7 +71,7 @@ export function webhooksView(): View {
   function webhookItem(webhook: security.Webhook): HTMLLIElement {
     const testButton = h('button', { type: 'button', class: 'button' }, 'Send test', srOnly(` to ${webhook.url}`));
     const deleteButton = h('button', { type: 'button', class: 'button button-danger-quiet' }, 'Delete', srOnly(` endpoint ${webhook.url}`));
-    testButton.addEventListener('click', () => void test(webhook));
+    onClickOnce(testButton, () => test(webhook));
     deleteButton.addEventListener('click', () => void remove(webhook));
     const recent = deliveryList(webhook);
     deliveries.set(webhook.id, recent);
