@@ -107,20 +107,25 @@ export class AllowList {
   }
 }
 
+/** An IPv4 network as the IPv4-mapped IPv6 network holding the same addresses. */
+const asIpv6 = (n: Network): Network => (n.family === 'ipv6' ? n : { address: `::ffff:${n.address}`, prefix: n.prefix + 96, family: 'ipv6' });
+
 /**
  * Whether every network of `next` lies inside some network of `current`: a narrowing. Any list
  * narrows "no list". A network inside another has a prefix at least as long and its address in it
- * (the outer block is aligned, so one address inside means the whole inner block is).
+ * (the outer block is aligned, so one address inside means the whole inner block is). Two families
+ * are compared as IPv6, where IPv4 is mapped: the allow-list admits an address by either spelling.
  */
 export function narrows(current: readonly string[] | null, next: readonly string[]): boolean {
   if (current === null) return true;
   const outer = current.map(parseNetwork).filter((n): n is Network => n !== null);
   return next.every((text) => {
-    const inner = parseNetwork(text);
+    const parsed = parseNetwork(text);
     return (
-      inner !== null &&
-      outer.some((o) => {
-        if (o.family !== inner.family || inner.prefix < o.prefix) return false;
+      parsed !== null &&
+      outer.some((candidate) => {
+        const [o, inner] = candidate.family === parsed.family ? [candidate, parsed] : [asIpv6(candidate), asIpv6(parsed)];
+        if (inner.prefix < o.prefix) return false;
         const single = new BlockList();
         single.addSubnet(o.address, o.prefix, o.family);
         return single.check(inner.address, inner.family);

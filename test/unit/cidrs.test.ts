@@ -39,7 +39,17 @@ describe('network allow-lists', () => {
     expect(narrows(['10.0.0.0/8'], ['10.0.0.0/8'])).toBe(true);
     expect(narrows(['10.0.0.0/8'], ['10.0.0.0/7'])).toBe(false);
     expect(narrows(['10.0.0.0/8'], ['11.0.0.0/16'])).toBe(false);
-    expect(narrows(['10.0.0.0/8'], ['::ffff:10.0.0.0/104'])).toBe(false);
+    expect(narrows(['10.0.0.0/8'], ['::ffff:11.0.0.0/104'])).toBe(false);
+    expect(narrows(['10.0.0.0/8'], ['::/0'])).toBe(false);
+    expect(narrows(['2001:db8::/32'], ['10.0.0.0/8'])).toBe(false);
     expect(narrows(['2001:db8::/32', '10.0.0.0/8'], ['2001:db8:ff::/48'])).toBe(true);
+  });
+
+  it('the same addresses written in the other family were refused as a widening: now a narrowing, as the allow-list admits either spelling', () => {
+    expect(narrows(['127.0.0.0/8'], ['::ffff:127.0.0.1/128'])).toBe(true);
+    expect(narrows(['::ffff:127.0.0.0/104'], ['127.0.0.1/32'])).toBe(true);
+    expect(narrows(['10.0.0.0/8'], ['::ffff:10.0.0.0/104'])).toBe(true);
+    expect(narrows(['::/0'], ['10.0.0.0/8'])).toBe(true);
+    expect(narrows(['::ffff:127.0.0.0/104'], ['127.0.0.0/7'])).toBe(false);
   });
 });
