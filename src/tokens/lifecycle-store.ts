@@ -27,11 +27,15 @@ type Db = Kysely<Tables> | Transaction<Tables>;
 const activeAt = (now: string) => (eb: ExpressionBuilder<Tables, 'tokens'>) =>
   eb.and([eb('tokens.revoked_at', 'is', null), eb.or([eb('tokens.expires_at', 'is', null), eb('tokens.expires_at', '>', now)])]);
 
-/** The row of `token`, still with the scopes, allow-list and replacement it was read with. */
+/**
+ * The row of `token`, still with the name, scopes, allow-list and replacement it was read with (a
+ * rotation read before a rename would give the new token the old name).
+ */
 const unchanged = (token: TokenRecord) => (eb: ExpressionBuilder<Tables, 'tokens'>) =>
   eb.and([
     eb('tokens.id', '=', token.id),
     eb('tokens.user_id', '=', token.userId),
+    eb('tokens.name', '=', token.name),
     eb('tokens.scopes', '=', JSON.stringify(token.scopes)),
     token.allowedCidrs === null ? eb('tokens.allowed_cidrs', 'is', null) : eb('tokens.allowed_cidrs', '=', JSON.stringify(token.allowedCidrs)),
     token.replacedBy === null ? eb('tokens.replaced_by', 'is', null) : eb('tokens.replaced_by', '=', token.replacedBy),

@@ -99,6 +99,15 @@ export function lifecycleStoreContract(name: string, harness: () => StoreHarness
       expect(await auditOf(old.id)).toEqual(['token.updated', 'token.updated', 'token.rotated']);
     });
 
+    it('a rotation read before a rename gave the new token the old name (the rename answered 200 and was lost): now it is refused, to be read again', async () => {
+      const old = await inserted();
+      expect(await s.lifecycle.update(old, { name: 'renamed' }, at(1), audit('token.updated', old))).toBe(true);
+      const stale = newToken(old.userId, { name: old.name });
+      expect(await s.lifecycle.rotate(old, stale, at(30), at(2), rotation(old))).toBe(false);
+      expect(await s.tokens.findByDigest(stale.digest)).toBeUndefined();
+      expect(await s.lifecycle.rotate({ ...old, name: 'renamed' }, newToken(old.userId, { name: 'renamed' }), at(30), at(3), rotation(old))).toBe(true);
+    });
+
     // Regression: a token or app created while its owner's account was being deleted hit the foreign
     // key and answered 500, then a 503 to retry (logged as an error), though the retry could only be
     // refused; the loser of a deadlock (rotation against app deletion) stays a 503.
