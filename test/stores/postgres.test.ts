@@ -56,7 +56,15 @@ describe.skipIf(!available)('PostgreSQL: a change transaction aborted to break a
         await sql`update rows_to_lock set v = v + 10 where id = 1`.execute(trx);
         return runs;
       });
-      await sleep(300);
+      // Until row 2 is the change transaction's (a fixed sleep was not enough on a loaded machine).
+      const rowTwoTaken = () =>
+        db.transaction().execute((trx) => sql`select 1 from rows_to_lock where id = 2 for update nowait`.execute(trx)).then(
+          () => false,
+          (error: unknown) => (error as { code?: string }).code === '55P03',
+        );
+      for (const deadline = Date.now() + 10_000; !(await rowTwoTaken()); await sleep(20)) {
+        if (Date.now() > deadline) throw new Error('the change transaction never took row 2');
+      }
       // Row 2 is the change transaction's now: this waits for it, which waits for row 1.
       await sql`update rows_to_lock set v = v + 1 where id = 2`.execute(other);
       await other.commit().execute();
