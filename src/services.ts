@@ -33,7 +33,7 @@ import { SessionStore } from './sessions/store.js';
 import { TokenLifecycle } from './tokens/lifecycle.js';
 import { TokenLifecycleStore } from './tokens/lifecycle-store.js';
 import { TokenService } from './tokens/service.js';
-import { endedGraces, expiringTokens, idleTokens } from './tokens/sweeps.js';
+import { endedGraces, endedLifetimes, expiringTokens, idleTokens } from './tokens/sweeps.js';
 import { TokenStore } from './tokens/store.js';
 import { UsageRecorder } from './tokens/usage.js';
 import { PasswordHasher } from './users/hasher.js';
@@ -182,6 +182,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
       expiredSessions(sessionStore),
       oldChanges(changeStore, config.changes.retentionMs),
       endedGraces(lifecycleStore, feed),
+      endedLifetimes(lifecycleStore, feed),
       idleTokens(lifecycleStore, usage, feed, config.tokens),
       expiringTokens(lifecycleStore),
       oldAuditEvents(audit, config.auditRetentionMs),

@@ -143,16 +143,13 @@ export class TokenLifecycleStore {
    * Revokes rotated tokens whose grace ended by `now`, recording token.revoked in the change log
    * and `audit` of each in the audit log.
    */
-  async revokeEndedGraces(now: string, audit: (revoked: RevokedToken) => AuditEvent): Promise<number> {
-    const rows = await this.db
-      .selectFrom('tokens')
-      .select('id')
-      .where('replaced_by', 'is not', null)
-      .where('revoked_at', 'is', null)
-      .where('expires_at', '<=', now)
-      .limit(SWEEP_BATCH)
-      .execute();
-    return this.revokeEach(rows, now, audit);
+  revokeEndedGraces(now: string, audit: (revoked: RevokedToken) => AuditEvent): Promise<number> {
+    return this.revokePastExpiry(true, now, audit);
+  }
+
+  /** Revokes tokens that reached the expiry they were created with by `now`, as {@link revokeEndedGraces}. */
+  revokeEndedLifetimes(now: string, audit: (revoked: RevokedToken) => AuditEvent): Promise<number> {
+    return this.revokePastExpiry(false, now, audit);
   }
 
   /** Revokes active tokens last used (or created, if never used) before `cutoff`, with `audit` of each. */
@@ -209,6 +206,18 @@ export class TokenLifecycleStore {
       if (rows.length < SWEEP_BATCH || !last?.expires_at) return count;
       from = { expiresAt: last.expires_at, id: last.id };
     }
+  }
+
+  private async revokePastExpiry(replaced: boolean, now: string, audit: (revoked: RevokedToken) => AuditEvent): Promise<number> {
+    const rows = await this.db
+      .selectFrom('tokens')
+      .select('id')
+      .where('replaced_by', replaced ? 'is not' : 'is', null)
+      .where('revoked_at', 'is', null)
+      .where('expires_at', '<=', now)
+      .limit(SWEEP_BATCH)
+      .execute();
+    return this.revokeEach(rows, now, audit);
   }
 
   /** One transaction per token: instances sweeping at once each revoke a token at most once between them. */

@@ -32,6 +32,16 @@ export const endedGraces = (store: TokenLifecycleStore, feed: ChangeFeed): Sweep
 });
 
 /**
+ * Tokens that reached the expiry they were created with (or that TOKEN_MAX_LIFETIME_DAYS gave
+ * them) are marked revoked in the same way, with `token.expired` and `reason: lifetime_ended` in
+ * their owner's log and so to their webhooks: the owner learns that something stopped working.
+ */
+export const endedLifetimes = (store: TokenLifecycleStore, feed: ChangeFeed): Sweep => ({
+  name: 'expired tokens',
+  run: async (now) => announced(feed, await store.revokeEndedLifetimes(iso(now), bySystem('token.expired', { reason: 'lifetime_ended' }, now))),
+});
+
+/**
  * TOKEN_IDLE_REVOKE_DAYS: tokens unused that long (since creation if never used) are revoked. This
  * instance's unflushed uses are written first, so a token it just saw in use is not taken for idle.
  * Each gets `token.idle_revoked` in its owner's log, with the policy's `idle_days`.

@@ -363,6 +363,20 @@ describe('audit events of account security and the token lifecycle', () => {
     expect(expired).toMatchObject({ ...bySystem, subject: { type: 'token', id: old.id }, details: { token_type: 'api_token', reason: 'rotation_grace_ended' } });
   });
 
+  it('a token that reached the expiry it was created with recorded nothing (contract §9 lists expired): now token.expired by the service', async () => {
+    const user = await signup(t);
+    const token = await createApiToken(t, user.jwt, { expires_at: new Date(clock.now() + 2 * DAY).toISOString() });
+    await t.services.maintenance.runOnce();
+    expect(await ofType(user, 'token.expired')).toEqual([]);
+    clock.advance(2 * DAY + 1);
+    await t.services.maintenance.runOnce();
+    await t.services.maintenance.runOnce();
+    const [expired, ...more] = await ofType(user, 'token.expired');
+    expect(more).toEqual([]);
+    expect(expired).toMatchObject({ ...bySystem, subject: { type: 'token', id: token.id }, details: { token_type: 'api_token', reason: 'lifetime_ended' } });
+    expect((await send('GET', '/api/me', undefined, token.token)).statusCode).toBe(401);
+  });
+
   it('rotating a token in its grace revokes the one it replaced, recorded as token.revoked by that request', async () => {
     const user = await signup(t);
     const first = await createApiToken(t, user.jwt);

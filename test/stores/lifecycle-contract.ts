@@ -162,6 +162,20 @@ export function lifecycleStoreContract(name: string, harness: () => StoreHarness
       expect(await s.lifecycle.listAppTokens(app.id, (await insertUser(s.users)).id, at(3))).toBeUndefined();
     });
 
+    it('a token that reached the expiry it was created with stayed unrevoked and unrecorded: the lifetime sweep revokes it once; a rotated one is left to the grace sweep', async () => {
+      const ended = await inserted({ expiresAt: at(10) });
+      const living = await inserted({ expiresAt: at(30) });
+      const rotated = await inserted({ expiresAt: at(50) });
+      expect(await s.lifecycle.rotate(rotated, newToken(rotated.userId), at(5), at(1), () => [])).toBe(true);
+      const expired = each('token.expired');
+      await Promise.all([s.lifecycle.revokeEndedLifetimes(at(20), expired), s.lifecycle.revokeEndedLifetimes(at(20), expired)]);
+      expect(await auditOf(ended.id)).toEqual(['token.expired']);
+      expect(await eventsOf(ended.id)).toEqual(['token.revoked']);
+      expect(await auditOf(living.id)).toEqual([]);
+      expect(await auditOf(rotated.id)).toEqual([]);
+      expect(await eventsOf(rotated.id)).toEqual(['token.updated']);
+    });
+
     it('sweeps revoke ended graces and idle tokens once, even when run in parallel', async () => {
       const rotated = await inserted();
       expect(await s.lifecycle.rotate(rotated, newToken(rotated.userId), at(20), at(1), () => [])).toBe(true);
