@@ -56,7 +56,7 @@ describe.skipIf(!available)('PostgreSQL: a change transaction aborted to break a
         await sql`update rows_to_lock set v = v + 10 where id = 1`.execute(trx);
         return runs;
       });
-      // Until row 2 is the change transaction's (a fixed sleep was not enough on a loaded machine).
+      // Until row 2 is the change transaction's (a fixed sleep is not enough on a loaded machine).
       const rowTwoTaken = () =>
         db.transaction().execute((trx) => sql`select 1 from rows_to_lock where id = 2 for update nowait`.execute(trx)).then(
           () => false,

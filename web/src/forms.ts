@@ -93,8 +93,8 @@ function revealButton(input: HTMLInputElement, label: string): HTMLButtonElement
 }
 
 /**
- * Runs `action` on a click, one run at a time: a click while it runs is ignored (a double click
- * issued two tokens and showed one). aria-disabled rather than disabled, so focus stays put.
+ * Runs `action` on a click, one run at a time: a click while it runs is ignored, so a double click
+ * never creates two of anything. aria-disabled rather than disabled, so focus stays put.
  */
 export function onClickOnce(button: HTMLButtonElement, action: () => Promise<void>): void {
   let running = false;
