@@ -87,6 +87,28 @@ describe('OpenAPI document and docs', () => {
 
   // Regression: `email` was declared `format: email`, which allows ASCII only, while signup accepts
   // and answers addresses with non-ASCII letters: a client validating responses refused a real 201.
+  it('the overview said every request carries a bearer token, though some need none: now it names each operation without security', () => {
+    const info = (doc as unknown as { info: { description: string } }).info.description;
+    const named: Record<string, string> = {
+      'post /api/auth/signup': 'signup',
+      'post /api/auth/login': 'login',
+      'get /api/scopes': 'scope list',
+      'post /api/tokens/leaked': 'leak reports',
+      'get /.well-known/rz-token-formats.json': 'token formats',
+      'get /.well-known/jwks.json': 'key set',
+      'get /healthz': 'health checks',
+      'get /readyz': 'health checks',
+    };
+    const open = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops)
+        .filter(([, op]) => op.security?.length === 0)
+        .map(([method]) => `${method} ${path}`),
+    );
+    expect(open.sort()).toEqual(Object.keys(named).sort());
+    for (const words of Object.values(named)) expect(info).toContain(words);
+    expect(info).not.toMatch(/every request carries/i);
+  });
+
   it('declares email as idn-email, which admits the non-ASCII address signup answers', async () => {
     type Created = { content: { 'application/json': { schema: { properties: { user: { properties: { email: { format: string } } } } } } } };
     const user = (doc.paths['/api/auth/signup']?.post?.responses['201'] as Created).content['application/json'].schema.properties.user;
