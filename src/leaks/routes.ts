@@ -7,8 +7,11 @@ import type { LeakResponse } from './service.js';
 
 /** The most strings one report may carry. */
 export const MAX_REPORTED = 100;
-/** Far longer than any token of ours (53 characters): a longer string is refused, never scanned. */
-const MAX_STRING = 256;
+/**
+ * Far longer than any token of ours (53 characters), and than a user JWT (under 1 KB) pasted with
+ * them from the same leaked file, which is ignored: a longer string is refused, never scanned.
+ */
+const MAX_STRING = 4096;
 
 const Reported = Type.String({ maxLength: MAX_STRING, description: 'A string that may be a token.', examples: ['rz_...'] });
 

@@ -105,13 +105,21 @@ describe('POST /api/tokens/leaked', () => {
     expect((await changes.listAfter(before)).map((c) => c.event)).toEqual([{ type: 'token.revoked', data: { token_id: api.id, token_type: 'api_token', user_id: user.id } }]);
   });
 
-  it('refuses more than 100 strings, an empty report, a string over 256 characters or an unknown field: 400, nothing revoked', async () => {
+  it('a report holding a user JWT (over 256 characters) was refused whole, its API tokens left live: now they are revoked and the JWT ignored', async () => {
+    const api = await createApiToken(t, user.jwt);
+    expect(user.jwt.length).toBeGreaterThan(256);
+    expect((await report(t, { tokens: [user.jwt, api.token] })).statusCode).toBe(202);
+    expect((await json(t, 'GET', '/api/me', undefined, api.token)).statusCode).toBe(401);
+    expect((await json(t, 'GET', '/api/me', undefined, user.jwt)).statusCode).toBe(200);
+  });
+
+  it('refuses more than 100 strings, an empty report, a string over 4,096 characters or an unknown field: 400, nothing revoked', async () => {
     const api = await createApiToken(t, user.jwt);
     const many = Array.from({ length: 100 }, () => 'x');
     expectProblem(await report(t, { tokens: [...many, api.token] }), 400, 'validation_failed');
     expectProblem(await report(t, [...many, api.token].map((token) => ({ token }))), 400, 'validation_failed');
     expectProblem(await report(t, { tokens: [] }), 400, 'validation_failed');
-    expectProblem(await report(t, { tokens: [api.token, 'x'.repeat(257)] }), 400, 'validation_failed');
+    expectProblem(await report(t, { tokens: [api.token, 'x'.repeat(4097)] }), 400, 'validation_failed');
     expectProblem(await report(t, { tokens: [api.token], note: 'hi' }), 400, 'validation_failed');
     expectProblem(await report(t, [{ token: api.token, extra: 1 }]), 400, 'validation_failed');
     expectProblem(await report(t, 'rz_'), 400, 'validation_failed');
