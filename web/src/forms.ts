@@ -34,10 +34,11 @@ export interface TextFieldOptions {
   readonly autocomplete?: string;
   readonly required?: boolean;
   /**
-   * In UTF-16 units, as browsers count it, where the server counts characters: twice the server's
-   * limit lets any text it accepts through (an emoji is two units); past that the server says why.
+   * The most characters the server takes. The input's maxlength is twice that: browsers count
+   * UTF-16 units (an emoji is two), so any text the server accepts gets through; past that the
+   * server says why.
    */
-  readonly maxlength?: number;
+  readonly maxChars?: number;
   readonly multiline?: boolean;
   readonly spellcheck?: boolean;
   readonly inputmode?: string;
@@ -59,7 +60,7 @@ export function textField(options: TextFieldOptions): TextField {
     autocomplete: options.autocomplete ?? 'off',
     required: options.required ?? false,
     'aria-required': options.required ? 'true' : null,
-    maxlength: options.maxlength ?? null,
+    maxlength: options.maxChars === undefined ? null : 2 * options.maxChars,
     spellcheck: options.spellcheck === undefined ? null : String(options.spellcheck),
     inputmode: options.inputmode ?? null,
     autocapitalize: options.type === 'email' || options.spellcheck === false ? 'off' : null,

@@ -108,8 +108,8 @@ export function appsView(): View {
   }
 
   // Register an app.
-  const name = textField({ label: 'Name', name: 'name', required: true, maxlength: 2 * 100, hint: 'As people know it, e.g. “Space Invaders”.' });
-  const description = textField({ label: 'Description', name: 'description', multiline: true, maxlength: 2 * 1000 });
+  const name = textField({ label: 'Name', name: 'name', required: true, maxChars: 100, hint: 'As people know it, e.g. “Space Invaders”.' });
+  const description = textField({ label: 'Description', name: 'description', multiline: true, maxChars: 1000 });
   const { form, card: formCard, submit, close: closeForm } = addFormCard(registerButton, 'Register an app', 'Register app', name.element, description.element, registerScopes.element);
   const controller = new FormController(form, { name, description, scopes: registerScopes }, submit);
   controller.onSubmit('Registering…', async () => {

@@ -82,7 +82,7 @@ export function tokensView(): View {
   const listHeading = h('h2', { id: uid('tokens-heading'), tabindex: -1 }, 'Your tokens');
   const list = h('div', { class: 'list', 'aria-busy': 'true' });
 
-  const name = textField({ label: 'Name', name: 'name', required: true, maxlength: 2 * 100, hint: 'What it is for, e.g. “deploy script” or “laptop CLI”.' });
+  const name = textField({ label: 'Name', name: 'name', required: true, maxChars: 100, hint: 'What it is for, e.g. “deploy script” or “laptop CLI”.' });
   const scopes = scopePicker('api_token', 'Scopes', 'Grant only what the token needs. With no scope it can only tell who it belongs to (GET /api/me).');
   const expiry = expiryField();
   const networks = textField({

@@ -92,7 +92,7 @@ export function webhooksView(): View {
   }
 
   // Add an endpoint.
-  const url = textField({ label: 'URL', name: 'url', required: true, maxlength: 2048, spellcheck: false, inputmode: 'url', hint: 'An http or https address of your server, e.g. https://hooks.example.com/rz-auth. Private and local addresses are refused unless the operator allows them.' });
+  const url = textField({ label: 'URL', name: 'url', required: true, maxChars: 2048, spellcheck: false, inputmode: 'url', hint: 'An http or https address of your server, e.g. https://hooks.example.com/rz-auth. Private and local addresses are refused unless the operator allows them.' });
   const types = eventTypePicker();
   const description = textField({ label: 'Description', name: 'description', hint: 'What receives these events, for you to recognise it later.' });
   const { form, card: formCard, submit, close: closeForm } = addFormCard(addButton, 'Add a webhook endpoint', 'Add endpoint', url.element, types.element, description.element);
