@@ -1,5 +1,6 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request } from '../helpers/server-process.js';
 import { type Receiver, startReceiver } from '../helpers/webhooks.js';
 import { browserAvailable, type SignedIn, signedIn, type Watch } from './harness.js';
 
@@ -19,14 +20,7 @@ describe.skipIf(!run)('Developers page under double clicks and ended sessions', 
   let jwt = '';
   const watch: Watch = { urls: [], consoleErrors: [], cspViolations: [] };
 
-  const api = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${jwt}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return (await res.json()) as Record<string, unknown>;
-  };
+  const api = async (method: 'GET' | 'POST', path: string, body?: unknown) => (await request(url, method, path, { token: jwt, body })).body as Record<string, unknown>;
 
   beforeAll(async () => {
     receiver = await startReceiver();

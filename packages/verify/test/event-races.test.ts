@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { generateToken } from '../../../src/tokens/format.js';
-import type { Caller, VerifyError } from '../src/index.js';
-import { closeAll, served, signer, verifierOf } from './fake-upstream.js';
+import type { Caller } from '../src/index.js';
+import { closeAll, type Handler, json, openStream, outcome, served, signer, verifierOf } from './fake-upstream.js';
 import { until } from './rz-auth.js';
 
 /**
@@ -12,31 +12,17 @@ import { until } from './rz-auth.js';
 
 afterEach(closeAll);
 
-const outcome = (promise: Promise<unknown>) =>
-  promise.then(
-    () => 'accepted',
-    (error: unknown) => (error as VerifyError).code,
-  );
-
 /** An event stream whose response the test writes to. */
-function stream(): { handler: (req: unknown, res: ServerResponse) => void; write(event: string, data: string): void } {
+function stream(): { handler: Handler; write(event: string, data: string): void } {
   let open: ServerResponse | undefined;
   let id = 0;
   return {
-    handler: (_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write(': subscribed\n\n');
+    handler: (req, res) => {
+      openStream(req, res);
       open = res;
     },
     write: (event, data) => void open?.write(`id: ${++id}\nevent: ${event}\ndata: ${data}\n\n`),
   };
-}
-
-/** Polls the asynchronous `condition` every 20 ms until it holds; fails after 3 s. */
-async function eventually(condition: () => Promise<boolean>, what: string): Promise<void> {
-  for (const deadline = Date.now() + 3000; !(await condition()); await new Promise((resolve) => setTimeout(resolve, 20))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-  }
 }
 
 const apiAnswer = { active: true, token_type: 'api_token', sub: 'u1', jti: 't1', scope: 'games:publish' };
@@ -51,7 +37,8 @@ describe('events and work under way', () => {
       '/api/events': events.handler,
       '/api/introspect': (req, res) =>
         void req.resume().on('end', () => {
-          const send = ((body: string) => () => void res.writeHead(200, { 'content-type': 'application/json' }).end(body))(JSON.stringify(answer));
+          const body = JSON.stringify(answer);
+          const send = () => void res.writeHead(200, { 'content-type': 'application/json' }).end(body);
           if (hold) held.push(send);
           else send();
         }),
@@ -67,7 +54,7 @@ describe('events and work under way', () => {
     await until(() => held.length === 1, 'the introspection is under way');
     answer = { active: false };
     events.write('token.revoked', '{"token_id":"t1"}');
-    await eventually(async () => (await outcome(verifier.verify(other))) === 'invalid_token', 'the event is applied');
+    await expect.poll(() => outcome(verifier.verify(other)), { timeout: 3000, interval: 20 }).toBe('invalid_token');
     const after = outcome(verifier.verify(`Bearer ${token}`));
     await until(() => held.length === 2, 'a second introspection is under way');
     for (const send of held) send();
@@ -83,9 +70,8 @@ describe('events and work under way', () => {
     const exp = Math.floor(Date.now() / 1000) + 600;
     const upstream = await served({
       '/api/events': events.handler,
-      '/.well-known/jwks.json': (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys })),
-      '/api/introspect': (req, res) =>
-        void req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ active: true, token_type: 'user', sub: 'u1', jti: 's2', scope: '*', exp }))),
+      '/.well-known/jwks.json': json(() => ({ keys })),
+      '/api/introspect': json(() => ({ active: true, token_type: 'user', sub: 'u1', jti: 's2', scope: '*', exp })),
     });
     const verifier = verifierOf(upstream.url);
     await until(() => verifier.streaming, 'the stream is up');
@@ -98,15 +84,11 @@ describe('events and work under way', () => {
     events.write('keys.changed', '{}');
     await until(() => upstream.count('/.well-known/jwks.json') > fetched, 'the key set is fetched again');
     // The new key set is in use once its answer is read, a moment after the request.
-    await eventually(async () => (await outcome(verifier.verify(`Bearer ${fresh}`))) === 'accepted', 'the token verifies');
+    await expect.poll(() => outcome(verifier.verify(`Bearer ${fresh}`)), { timeout: 3000, interval: 20 }).toBe('accepted');
   });
 
   it('a cached caller was one mutable object: a handler that added a scope gave it to every later request with the token; now it is frozen', async () => {
-    const events = stream();
-    const upstream = await served({
-      '/api/events': events.handler,
-      '/api/introspect': (req, res) => void req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...apiAnswer, scope: '' }))),
-    });
+    const upstream = await served({ '/api/events': openStream, '/api/introspect': json(() => ({ ...apiAnswer, scope: '' })) });
     const verifier = verifierOf(upstream.url);
     await until(() => verifier.streaming, 'the stream is up');
     const token = generateToken('api');

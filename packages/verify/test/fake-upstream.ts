@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, type JWK, SignJWT } from 'jose';
-import { createVerifier, type Verifier, type VerifierOptions } from '../src/index.js';
+import { createVerifier, type Verifier, type VerifierOptions, type VerifyError } from '../src/index.js';
 
 /**
  * Local servers that play rz-auth, or an origin it should never reach, answering what a test
@@ -100,3 +100,10 @@ export async function signer(kid: string): Promise<{ jwk: JWK; sign: (claims: { 
         .sign(privateKey),
   };
 }
+
+/** What a verify() came to: 'accepted', or the refusal's code. */
+export const outcome = (promise: Promise<unknown>): Promise<string> =>
+  promise.then(
+    () => 'accepted',
+    (error: unknown) => (error as VerifyError).code,
+  );

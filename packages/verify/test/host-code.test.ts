@@ -1,9 +1,8 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { generateToken } from '../../../src/tokens/format.js';
 import type { Caller } from '../src/index.js';
-import { closeAll, openStream, served, verifierOf } from './fake-upstream.js';
+import { closeAll, type Handler, json, openStream, served, verifierOf } from './fake-upstream.js';
 import { until } from './rz-auth.js';
 
 /**
@@ -17,27 +16,17 @@ const onRejection = (reason: unknown) => rejections.push(reason);
 process.on('unhandledRejection', onRejection);
 afterAll(() => void process.off('unhandledRejection', onRejection));
 
-const servers: Server[] = [];
 afterEach(async () => {
   await closeAll();
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
   // Unhandled rejections are reported on a later turn: give them one.
   await new Promise((resolve) => setTimeout(resolve, 20));
   expect(rejections.splice(0)).toEqual([]);
 });
 
-async function listen(handler: (req: IncomingMessage & { caller?: Caller }, res: ServerResponse) => void): Promise<string> {
-  const server = createServer(handler);
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-const inactive = (delayMs: number) => (req: IncomingMessage, res: ServerResponse) =>
-  void req.resume().on('end', () => setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"active":false}'), delayMs));
+const inactive =
+  (delayMs: number): Handler =>
+  (req, res) =>
+    void req.resume().on('end', () => setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"active":false}'), delayMs));
 
 describe('the service code around the verifier', () => {
   it('an onStreamError that threw was an unhandled rejection (the process ended) and the stream was never retried: now it is retried', async () => {
@@ -57,15 +46,17 @@ describe('the service code around the verifier', () => {
     const upstream = await served({ '/api/events': openStream, '/api/introspect': inactive(200) });
     const middleware = verifierOf(upstream.url).expressMiddleware();
     const nexts: unknown[] = [];
-    const url = await listen((req, res) => {
-      // A request timeout, as connect-timeout or a proxy deadline answers.
-      const timer = setTimeout(() => res.writeHead(503).end('timed out'), 50);
-      middleware(req, res, (error) => {
-        nexts.push(error);
-        clearTimeout(timer);
-      });
+    const service = await served({
+      '/': (req, res) => {
+        // A request timeout, as connect-timeout or a proxy deadline answers.
+        const timer = setTimeout(() => res.writeHead(503).end('timed out'), 50);
+        middleware(req, res, (error) => {
+          nexts.push(error);
+          clearTimeout(timer);
+        });
+      },
     });
-    const res = await fetch(url, { headers: { authorization: `Bearer ${generateToken('api')}` } });
+    const res = await fetch(service.url, { headers: { authorization: `Bearer ${generateToken('api')}` } });
     expect([res.status, await res.text()]).toEqual([503, 'timed out']);
     await until(() => upstream.count('/api/introspect') === 1, 'the introspection was asked');
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -73,15 +64,17 @@ describe('the service code around the verifier', () => {
   });
 
   it("a next() that threw was an unhandled rejection (the process ended): now the error goes to next(error)", async () => {
-    const upstream = await served({ '/api/events': openStream, '/api/introspect': (req, res) => void req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ active: true, token_type: 'api_token', sub: 'u1', jti: 't1', scope: '' }))) });
+    const upstream = await served({ '/api/events': openStream, '/api/introspect': json(() => ({ active: true, token_type: 'api_token', sub: 'u1', jti: 't1', scope: '' })) });
     const middleware = verifierOf(upstream.url).expressMiddleware();
-    const url = await listen((req, res) => {
-      middleware(req, res, (error) => {
-        if (error === undefined) throw new Error(`the handler of ${req.caller?.userId ?? 'nobody'} broke`);
-        res.writeHead(500).end(String((error as Error).message));
-      });
+    const service = await served({
+      '/': (req: IncomingMessage & { caller?: Caller }, res) => {
+        middleware(req, res, (error) => {
+          if (error === undefined) throw new Error(`the handler of ${req.caller?.userId ?? 'nobody'} broke`);
+          res.writeHead(500).end(String((error as Error).message));
+        });
+      },
     });
-    const res = await fetch(url, { headers: { authorization: `Bearer ${generateToken('api')}` } });
+    const res = await fetch(service.url, { headers: { authorization: `Bearer ${generateToken('api')}` } });
     expect([res.status, await res.text()]).toEqual([500, 'the handler of u1 broke']);
   });
 });
