@@ -1,20 +1,17 @@
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { isIP } from 'node:net';
 import { MAX_QUOTA, MAX_WINDOW_SECONDS, POLICIES, POLICY_NAMES, type Quota, type RateLimitConfig } from './ratelimit/policies.js';
 import { MAX_TTL_SECONDS } from './auth/jwt.js';
 import { DAY_MS } from './clock.js';
-import { parseCidrs, widerThanProxies } from './tokens/cidrs.js';
 import type { TokenPolicy } from './tokens/policy.js';
-import { MAX_FILE_BYTES, parseScopesFile, type PlatformScope, ScopesFileError } from './scopes/file.js';
+import { type PlatformScope, readScopesFile, ScopesFileError } from './scopes/file.js';
+import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 import { bool, ConfigError, type Env, int, oneOf, optionalInt, raw } from './lib/env-vars.js';
 
 export { ConfigError };
 
 /** Levels accepted by pino, plus `silent`. */
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-/** More proxies than any real chain of them (CDN, load balancer, ingress…). */
-const MAX_PROXY_HOPS = 10;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export type DatabaseConfig =
@@ -51,11 +48,8 @@ export interface Config {
    */
   readonly changes: { readonly pollMs: number; readonly retentionMs: number };
   readonly rateLimits: RateLimitConfig;
-  /**
-   * Which proxies may set X-Forwarded-For: false (the socket address is the client), a hop count,
-   * or a list of proxy addresses/CIDRs. Never "trust everyone".
-   */
-  readonly trustProxy: false | number | readonly string[];
+  /** Which proxies may set X-Forwarded-For (TRUST_PROXY). */
+  readonly trustProxy: TrustProxy;
   /** Server processes on this machine (`serve --workers`); 1 means no cluster. */
   readonly workers: number;
   /** How long a graceful shutdown may wait for in-flight requests. */
@@ -74,7 +68,6 @@ export interface Config {
    */
   readonly webhooks: { readonly allowPrivate: boolean; readonly timeoutMs: number };
 }
-
 
 function parseQuota(env: Env, name: string, fallback: string): Quota | null {
   const value = (raw(env, name) ?? fallback).toLowerCase();
@@ -99,26 +92,6 @@ function parseRateLimits(env: Env): RateLimitConfig {
     return [name, allOff ? null : parseQuota(env, variable, fallback)] as const;
   });
   return Object.fromEntries(entries) as Record<(typeof POLICY_NAMES)[number], Quota | null>;
-}
-
-function parseTrustProxy(env: Env): false | number | readonly string[] {
-  const value = raw(env, 'TRUST_PROXY');
-  if (value === undefined || ['false', '0', 'off', 'no'].includes(value.toLowerCase())) return false;
-  if (/^\d+$/.test(value)) {
-    // More hops than a request really passes makes the client's own first entry the address.
-    if (Number(value) > MAX_PROXY_HOPS) throw new ConfigError(`TRUST_PROXY must be at most ${MAX_PROXY_HOPS} hops, got "${value}"`);
-    return Number(value);
-  }
-  const list = value.split(',').map((s) => s.trim()).filter(Boolean);
-  const bad = list.find((item) => !Array.isArray(parseCidrs([item])));
-  if (bad !== undefined) throw new ConfigError(`TRUST_PROXY must be a hop count or a list of proxy addresses/CIDRs, got "${bad}"`);
-  // "true", or a network holding every address (or a large part of the internet), would believe
-  // any X-Forwarded-For, which lets every client pick its own rate-limit bucket and address.
-  const everyone = list.find((item) => /\/0+$/.test(item));
-  if (everyone !== undefined) throw new ConfigError(`TRUST_PROXY must name the proxies, not every address, got "${everyone}"`);
-  const wide = list.find(widerThanProxies);
-  if (wide !== undefined) throw new ConfigError(`TRUST_PROXY must name the proxies, not a network wider than a /8 of IPv4 or a /16 of IPv6, got "${wide}"`);
-  return list;
 }
 
 /** A worker count: a number from 1 to 256, or `auto` for one per core. */
@@ -154,36 +127,11 @@ function parseDatabase(env: Env): DatabaseConfig {
 function parseScopes(env: Env): PlatformScope[] {
   const path = raw(env, 'SCOPES_FILE');
   if (path === undefined) return [];
-  let text: string;
   try {
-    // A device, a pipe or a /proc file reports no size (or blocks): only a regular file, and never
-    // more read than the limit and one byte.
-    if (!statSync(path).isFile()) throw new ConfigError(`SCOPES_FILE ${path}: not a regular file`);
-    const bytes = readAtMost(path, MAX_FILE_BYTES + 1);
-    if (bytes.length > MAX_FILE_BYTES) throw new ConfigError(`SCOPES_FILE ${path}: larger than ${MAX_FILE_BYTES} bytes`);
-    text = bytes.toString('utf8');
-  } catch (error) {
-    if (error instanceof ConfigError) throw error;
-    throw new ConfigError(`SCOPES_FILE ${path}: cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
-  try {
-    return parseScopesFile(text);
+    return readScopesFile(path);
   } catch (error) {
     if (error instanceof ScopesFileError) throw new ConfigError(`SCOPES_FILE ${path}: ${error.message}`);
     throw error;
-  }
-}
-
-/** The first `max` bytes of a file (all of it when shorter). */
-function readAtMost(path: string, max: number): Buffer {
-  const fd = openSync(path, 'r');
-  try {
-    const buffer = Buffer.alloc(max);
-    let length = 0;
-    for (let read = -1; read !== 0 && length < max; length += read) read = readSync(fd, buffer, length, max - length, null);
-    return buffer.subarray(0, length);
-  } finally {
-    closeSync(fd);
   }
 }
 
@@ -248,7 +196,7 @@ export function loadConfig(env: Env): Config {
       retentionMs: int(env, 'CHANGES_RETENTION_HOURS', 24, 1, 24 * 365) * 3_600_000,
     },
     rateLimits: parseRateLimits(env),
-    trustProxy: parseTrustProxy(env),
+    trustProxy: parseTrustProxy(raw(env, 'TRUST_PROXY')),
     workers: parseWorkers(raw(env, 'WORKERS'), 'WORKERS'),
     // Closing the store and writing out the log take a moment even when no request is in flight.
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 1000, 600_000),

@@ -1,3 +1,4 @@
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { MAX_PLATFORM_SCOPES, SCOPE_NAME as SCOPE_NAME_SOURCE, SCOPES } from '../tokens/scopes.js';
 
 /** The token types a platform scope may be given to. */
@@ -75,4 +76,35 @@ export function parseScopesFile(text: string): PlatformScope[] {
   }
   const seen = new Set<string>();
   return document.scopes.map((entry, index) => parseEntry(entry, index, seen));
+}
+
+/**
+ * Reads and parses the scopes file at `path`. A device, a pipe or a /proc file reports no size (or
+ * blocks): only a regular file is read, and never more than the limit and one byte.
+ * @throws ScopesFileError saying what is wrong with the file.
+ */
+export function readScopesFile(path: string): PlatformScope[] {
+  let bytes: Buffer;
+  try {
+    if (!statSync(path).isFile()) throw new ScopesFileError('not a regular file');
+    bytes = readAtMost(path, MAX_FILE_BYTES + 1);
+  } catch (error) {
+    if (error instanceof ScopesFileError) throw error;
+    throw new ScopesFileError(`cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  if (bytes.length > MAX_FILE_BYTES) throw new ScopesFileError(`larger than ${MAX_FILE_BYTES} bytes`);
+  return parseScopesFile(bytes.toString('utf8'));
+}
+
+/** The first `max` bytes of a file (all of it when shorter). */
+function readAtMost(path: string, max: number): Buffer {
+  const fd = openSync(path, 'r');
+  try {
+    const buffer = Buffer.alloc(max);
+    let length = 0;
+    for (let read = -1; read !== 0 && length < max; length += read) read = readSync(fd, buffer, length, max - length, null);
+    return buffer.subarray(0, length);
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -1,0 +1,34 @@
+import { ConfigError } from './lib/env-vars.js';
+import { parseCidrs, widerThanProxies } from './tokens/cidrs.js';
+
+/**
+ * Which proxies may set X-Forwarded-For: false (the socket address is the client), a hop count, or
+ * a list of proxy addresses/CIDRs. Never "trust everyone".
+ */
+export type TrustProxy = false | number | readonly string[];
+
+/** More proxies than any real chain of them (CDN, load balancer, ingress…). */
+const MAX_PROXY_HOPS = 10;
+
+/**
+ * Parses TRUST_PROXY (`value`, unset when undefined).
+ * @throws ConfigError naming TRUST_PROXY when it is not a safe hop count or list of proxies.
+ */
+export function parseTrustProxy(value: string | undefined): TrustProxy {
+  if (value === undefined || ['false', '0', 'off', 'no'].includes(value.toLowerCase())) return false;
+  if (/^\d+$/.test(value)) {
+    // More hops than a request really passes makes the client's own first entry the address.
+    if (Number(value) > MAX_PROXY_HOPS) throw new ConfigError(`TRUST_PROXY must be at most ${MAX_PROXY_HOPS} hops, got "${value}"`);
+    return Number(value);
+  }
+  const list = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const bad = list.find((item) => !Array.isArray(parseCidrs([item])));
+  if (bad !== undefined) throw new ConfigError(`TRUST_PROXY must be a hop count or a list of proxy addresses/CIDRs, got "${bad}"`);
+  // "true", or a network holding every address (or a large part of the internet), would believe
+  // any X-Forwarded-For, which lets every client pick its own rate-limit bucket and address.
+  const everyone = list.find((item) => /\/0+$/.test(item));
+  if (everyone !== undefined) throw new ConfigError(`TRUST_PROXY must name the proxies, not every address, got "${everyone}"`);
+  const wide = list.find(widerThanProxies);
+  if (wide !== undefined) throw new ConfigError(`TRUST_PROXY must name the proxies, not a network wider than a /8 of IPv4 or a /16 of IPv6, got "${wide}"`);
+  return list;
+}
