@@ -61,8 +61,9 @@ export async function createApp(services: Services, options: AppOptions = {}): P
     // A client-chosen request id could collide or inject into logs: always make our own.
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT,
-    // Slow requests: the whole request must arrive within 10 s (and in `http` below, where Node
-    // reads it: set only afterwards, as this option does, it never applied to a stalled body).
+    // Slow requests: the whole request must arrive within 10 s. Also given in `http` below, where
+    // Node reads it when the server is made: set afterwards, as this option alone does, it would
+    // not apply to a body that stalls.
     requestTimeout: REQUEST_TIMEOUT_MS,
     // During a shutdown http/lifecycle.ts answers 503 `unavailable` as a problem, not Fastify.
     return503OnClosing: false,
@@ -71,8 +72,8 @@ export async function createApp(services: Services, options: AppOptions = {}): P
     clientErrorHandler,
     // Node answers a request without Host with an empty 400 of its own; http/framing.ts refuses it
     // with a problem body and the usual headers instead.
-    // Node checks requestTimeout every connectionsCheckingInterval (30 s by default, which let a
-    // stalled request hold its connection for up to 40 s): every second instead.
+    // Node checks requestTimeout every connectionsCheckingInterval (30 s by default, so a stalled
+    // request could hold its connection for up to 40 s): every second instead.
     http: { requireHostHeader: false, requestTimeout: REQUEST_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
     // A URL Fastify cannot route (see routerOptions) is answered outside any route's hooks, the
     // access log's included: its line is written here.

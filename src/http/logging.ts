@@ -9,8 +9,8 @@ const REDACTED = () => CENSORED;
 
 /**
  * The most of a URL a log line holds, enough for any real request. Redacting is linear but not
- * cheap (escapes are decoded up to four times over), and it runs before authentication: without
- * the cut a 15 KB URL of escapes cost milliseconds of event loop.
+ * cheap (escapes are decoded up to four times over), and it runs before authentication: the cut
+ * bounds what one request's URL can cost the event loop.
  */
 const MAX_LOGGED_URL = 2048;
 const loggedUrl = (url: string): string => redactSecretParams(redactStart(url, MAX_LOGGED_URL));
@@ -59,8 +59,8 @@ export function loggerOptions(level: LogLevel, stream: DestinationStream): Fasti
 export function createLogDestination(): DestinationStream & { flush(cb: (error?: Error) => void): void } {
   // sonic-boom requires one write's ceiling (maxWrite, 16 KiB by default) above the batch size.
   const sonic = pino.destination({ dest: 1, sync: false, contentMode: 'buffer', minLength: BATCH_BYTES, maxWrite: 2 * BATCH_BYTES, maxLength: MAX_BUFFERED_BYTES, periodicFlush: FLUSH_INTERVAL_MS });
-  // Each line handed on as bytes (sonic-boom's buffer mode, whose types still say string): Node's
-  // asynchronous write of a batch joined as a string costs several times a write of its bytes.
+  // Each line handed on as bytes (sonic-boom's buffer mode, whose types still say string): Node
+  // writes a batch of bytes asynchronously with less work than a batch joined as a string.
   return { write: (line: string) => sonic.write(Buffer.from(line) as unknown as string), flush: (cb) => sonic.flush(cb) };
 }
 

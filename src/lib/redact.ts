@@ -11,8 +11,8 @@ import { withoutInvisible } from './text.js';
 const TOKEN_SHAPED = /rz[as]?_[0-9a-z]{8,}|whsec_[0-9a-z+/]{8,}|eyJ[a-z0-9_-]*(?:\.[a-z0-9_-]*){0,2}/gi;
 /**
  * A run of 40 or more letters and digits: a token without its public prefix, which is the whole
- * secret. Looked for in text a client sent only, not on every line: the pattern costs about twenty
- * times the one above. Tried only where a run starts, so linear.
+ * secret. Looked for in text a client sent only, not on every line: every run of letters is a
+ * candidate, so it costs far more than the pattern above. Tried only where a run starts, so linear.
  */
 const BARE_TOKEN = /(?<![0-9A-Za-z])[0-9A-Za-z]{40,}/g;
 export const REDACTED = '[REDACTED]';
@@ -68,8 +68,8 @@ export function redactSecrets(text: string): string {
 
 /**
  * {@link redactSecrets} of at most the first `kept` characters of `text`, a cut marked with an
- * ellipsis: redacting all of a 16 KB URL or field name of escapes costs milliseconds, for text
- * that is shown only in part.
+ * ellipsis: text shown only in part is redacted only as far as it is shown, so the work a client's
+ * text costs is bounded whatever its length.
  */
 export function redactStart(text: string, kept: number): string {
   return text.length <= kept ? redactSecrets(text) : `${redactSecrets(text.slice(0, kept))}…`;
