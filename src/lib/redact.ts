@@ -8,7 +8,7 @@ import { withoutInvisible } from './text.js';
  * alternative can always end where its run of base64url characters ends (the dots are optional),
  * so a match never fails after a long scan and no start position is scanned twice.
  */
-const TOKEN_SHAPED = /rz[as]?_[0-9a-z]{8,}|whsec_[0-9a-z+/]{8,}|eyJ[a-z0-9_-]*(?:\.[a-z0-9_-]*){0,2}/gi;
+const TOKEN_SHAPED = /rz[as]?_[0-9a-z]{8,}|whsec_[0-9a-z+/]*|eyJ[a-z0-9_-]*(?:\.[a-z0-9_-]*){0,2}/gi;
 /**
  * A run of 40 or more letters and digits: a token without its public prefix, which is the whole
  * secret. Looked for in text a client sent only, not on every line: every run of letters is a
@@ -67,12 +67,35 @@ export function redactSecrets(text: string): string {
 }
 
 /**
- * {@link redactSecrets} of at most the first `kept` characters of `text`, a cut marked with an
- * ellipsis: text shown only in part is redacted only as far as it is shown, so the work a client's
- * text costs is bounded whatever its length.
+ * A character that may stand inside a secret as a client writes it: a letter, a digit, `_` or
+ * `%` (an opaque token, its body alone, or either percent-encoded), a control or any non-ASCII
+ * character (removed before redaction, they would join the halves of a token). JWTs and webhook
+ * secrets hold more (`- . + /`), but they are recognised by their first characters alone.
+ */
+const IN_RUN = /[0-9A-Za-z_%\u0000-\u001f\u007f-\uffff]/;
+
+/**
+ * How much of `text` to keep so that at most `max` characters are kept and no secret is cut in
+ * two: the start of a token alone is too short for any pattern to recognise, yet it is part of the
+ * secret. A cut that would split a run of characters that may hold one ({@link IN_RUN}) moves back
+ * to the run's start, so a run longer than `max` is not kept at all. Linear: the cut moves back at
+ * most `max` characters.
+ */
+export function cutLength(text: string, max: number): number {
+  if (text.length <= max) return text.length;
+  let end = max;
+  if (IN_RUN.test(text.charAt(max))) while (end > 0 && IN_RUN.test(text.charAt(end - 1))) end--;
+  return end;
+}
+
+/**
+ * {@link redactSecrets} of at most the first `kept` characters of `text` ({@link cutLength}), a cut
+ * marked with an ellipsis: text shown only in part is redacted only as far as it is shown, so the
+ * work a client's text costs is bounded whatever its length.
  */
 export function redactStart(text: string, kept: number): string {
-  return text.length <= kept ? redactSecrets(text) : `${redactSecrets(text.slice(0, kept))}…`;
+  const length = cutLength(text, kept);
+  return length === text.length ? redactSecrets(text) : `${redactSecrets(text.slice(0, length))}…`;
 }
 
 /** {@link redactStart} of a client's text quoted where at most `shown` characters of it are shown (a field name in a problem). */

@@ -1,4 +1,4 @@
-import { redactSecrets } from './redact.js';
+import { cutLength, redactSecrets } from './redact.js';
 import { clip, printable } from './text.js';
 
 /** What of a user agent is kept (sessions, the audit log): enough to recognise a client, bounded. */
@@ -34,7 +34,8 @@ function fromHeaderBytes(value: string, cut: boolean): string {
  */
 export function cleanUserAgent(value: string | undefined): string | null {
   if (value === undefined) return null;
-  const prefix = value.slice(0, 4 * MAX_USER_AGENT);
+  // Never inside a run that may be a token: the redaction would not see what the cut kept of it.
+  const prefix = value.slice(0, cutLength(value, 4 * MAX_USER_AGENT));
   // Controls go before the redaction: removed after it, one inside a token would join its halves
   // into a whole token that the redaction had not seen.
   const visible = printable(fromHeaderBytes(prefix, prefix.length < value.length), prefix.length);

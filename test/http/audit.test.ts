@@ -163,6 +163,20 @@ describe('GET /api/audit', () => {
     expect((await newest(user, 'token.created'))?.user_agent).toBe('curl/8.0 (key [REDACTED])');
   });
 
+  it('stored part of a token its 1,024-character cut fell inside, when redacting tokens before it made room: now none of it', async () => {
+    const user = await signup(t);
+    const { token } = await createApiToken(t, user.jwt);
+    const body = token.slice(3);
+    // Each whole token becomes [REDACTED], so what the cut kept of the last one came within 256 characters.
+    const head = `Mozilla/5.0 ${`${token} `.repeat(18)}`;
+    const agent = `${head}${'b'.repeat(1_024 - 39 - head.length - 1)} ${body} tail`;
+    expect(agent.lastIndexOf(body) + 39).toBe(1_024);
+    await send('POST', '/api/tokens', { name: 'cut agent' }, user.jwt, agent);
+    const stored = (await newest(user, 'token.created'))?.user_agent;
+    expect(stored?.startsWith(`Mozilla/5.0 ${'[REDACTED] '.repeat(18)}b`)).toBe(true);
+    expect(stored).not.toContain(body.slice(0, 8));
+  });
+
   it('stored a percent-encoded token in the user agent as it came: now redacted, in the audit log and the sessions alike', async () => {
     const user = await signup(t);
     const { token } = await createApiToken(t, user.jwt);

@@ -187,6 +187,28 @@ describe('exposure of credentials', () => {
     for (const token of Object.values(tokens)) expect(lines).not.toContain(token.slice(-12));
   });
 
+  it('a token the 2,048-character cut of a logged URL fell inside was logged in part: now none of it', async () => {
+    const from = t.logs.length;
+    const cases: Array<[string, number]> = [];
+    // The token's first `kept` characters before the cut: too few for any pattern to recognise.
+    for (const [token, kept] of [[tokens.api, 10], [tokens.app, 5], [tokens.api.slice(3), 39], [tokens.app.slice(4), 20]] as const) {
+      const head = `/api/me?pad=${'a-'.repeat(1_100)}`.slice(0, 2_048 - kept - 3);
+      const url = `${head}&t=${token}&n=1`;
+      expect(url.indexOf(token) + kept).toBe(2_048);
+      const res = await get(url);
+      expect(res.statusCode).toBe(401);
+      expect(res.json().code).toBe('unauthorized');
+      cases.push([token, kept]);
+    }
+    const lines = (await t.settledLogs()).slice(from).filter((l) => l.includes('"url_length"'));
+    expect(lines).toHaveLength(cases.length);
+    for (const [i, [token, kept]] of cases.entries()) {
+      const { url } = JSON.parse(lines[i] ?? '{}') as { url: string };
+      expect(url.endsWith('&t=…'), url.slice(-20)).toBe(true);
+      expect(lines.join(''), `${kept} characters of a token`).not.toContain(token.slice(0, kept));
+    }
+  });
+
   it('a credential pasted as a name or description was stored and sent on (lists, audit log, webhooks): now 400 naming the field', async () => {
     const pasted = (value: string) => [value, `my ${value} key`, `name=${value}`];
     const whsec = `whsec_${'A'.repeat(32)}`;

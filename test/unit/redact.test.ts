@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redactQuoted, redactSecretParams, redactSecrets } from '../../src/lib/redact.js';
+import { cutLength, redactQuoted, redactSecretParams, redactSecrets, redactStart } from '../../src/lib/redact.js';
 import { generateToken } from '../../src/tokens/format.js';
 
 describe('redactSecrets', () => {
@@ -67,11 +67,47 @@ describe('redactQuoted', () => {
   // Regression: a 15,600-character field name of `%c3x` cost 7 ms of event loop to redact whole,
   // to be shown in 200 characters.
   it('redacts only a start four times what is shown, marks the cut, and still redacts a token in it', () => {
-    const quoted = redactQuoted(`%72z_${api.slice(3)}${'%c3x'.repeat(3_900)}`, 200);
-    expect(quoted.endsWith('…')).toBe(true);
-    expect(quoted).toContain('[REDACTED]');
+    const quoted = redactQuoted(`%72z_${api.slice(3)}.${'%c3x'.repeat(3_900)}`, 200);
+    expect(quoted).toBe('[REDACTED].…');
     expect(quoted).not.toContain(api.slice(3, 20));
+    // One run of characters a token may be made of, longer than the cut: none of it is kept.
+    expect(redactQuoted(`%72z_${api.slice(3)}${'%c3x'.repeat(3_900)}`, 200)).toBe('…');
     expect(redactQuoted('%c3x'.repeat(3_900), 200).length).toBeLessThanOrEqual(801);
+  });
+});
+
+describe('redactStart', () => {
+  const api = generateToken('api');
+  const app = generateToken('app');
+  const jwt = 'eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJlc2lnbmF0dXJl';
+  const head = '/api/me?x=1&t=';
+  const encodeAll = (s: string) => [...s].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join('');
+
+  // Regression: the cut was made before redacting, so a token it split kept its start, too short
+  // for any pattern (`rz_` and up to 7 characters, or up to 39 of a body without its prefix).
+  it.each([
+    ['an API token', api],
+    ['an app token', app],
+    ['a token body without its prefix', api.slice(3)],
+    ['a percent-encoded token', encodeAll(app)],
+    ['a token split by a control character', `${api.slice(0, 9)}\u0000${api.slice(9)}`],
+    ['a JWT', jwt],
+    ['a webhook secret', 'whsec_c2VjcmV0c2Vj+/cmV0c2VjcmV0c2VjcmV0'],
+  ])('keeps no part of %s that the cut splits, wherever it falls', (_what, secret) => {
+    for (let kept = 1; kept < secret.length; kept++) {
+      const out = redactStart(`${head}${secret}&n=1`, head.length + kept);
+      // Either the run the cut falls in is left out, or what is kept of it is recognised whole.
+      expect(out, `cut after ${kept} characters`).toMatch(/^\/api\/me\?x=1&t=(\[REDACTED\](?:[-.+/][^&]*)?)?…$/);
+      expect(out.includes('[REDACTED]') ? out.replace(/\[REDACTED\][^…]*/, '') : out).toBe(`${head}…`);
+    }
+  });
+
+  it('cuts where the text breaks, not inside a run that may be a secret; a run longer than the cut is left out', () => {
+    expect(cutLength('abc', 10)).toBe(3);
+    expect(cutLength('/api/x?a=1&b=2', 9)).toBe(9);
+    expect(cutLength(`/x?q=${'a'.repeat(20)}`, 10)).toBe(5);
+    expect(cutLength('a'.repeat(20), 10)).toBe(0);
+    expect(redactStart(`/x?q=${'ab-'.repeat(10)}`, 11)).toBe('/x?q=ab-ab-…');
   });
 });
 
