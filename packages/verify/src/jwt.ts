@@ -20,7 +20,29 @@ const INVALID = new Set([
   'ERR_JOSE_NOT_SUPPORTED',
 ]);
 
-export const looksLikeJwt = (token: string): boolean => token.length <= MAX_JWT_LENGTH && COMPACT_JWS.test(token);
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+/** By a segment's length mod 4, the bits of its last character that encode no byte (RFC 4648 §3.5); -1 for a length no encoder writes. */
+const SPARE_BITS = [0, -1, 0b1111, 0b11] as const;
+
+/**
+ * True when every segment is spelled as an encoder writes it (spare bits zero), as rz-auth
+ * requires: decoders ignore those bits, so jose would take up to sixteen spellings of one token,
+ * each costing an introspection that rz-auth then refuses, and a service that deny-lists a token
+ * string could be passed another spelling.
+ */
+function isCanonical(token: string): boolean {
+  let start = 0;
+  for (;;) {
+    const dot = token.indexOf('.', start);
+    const end = dot === -1 ? token.length : dot;
+    const spare = SPARE_BITS[(end - start) % 4] ?? -1;
+    if (spare === -1 || (spare !== 0 && (BASE64URL.indexOf(token.charAt(end - 1)) & spare) !== 0)) return false;
+    if (dot === -1) return true;
+    start = dot + 1;
+  }
+}
+
+export const looksLikeJwt = (token: string): boolean => token.length <= MAX_JWT_LENGTH && COMPACT_JWS.test(token) && isCanonical(token);
 
 export interface JwtClaims {
   readonly sub: string;

@@ -202,6 +202,23 @@ describe('refusals', () => {
     for (const error of errors) expect([error.status, error.code, error.wwwAuthenticate]).toEqual([401, 'invalid_token', 'Bearer realm="rz", error="invalid_token"']);
   });
 
+  it('took another spelling of a user JWT (spare bits set in its last character) offline and asked rz-auth each time: now refused without a request', async () => {
+    const { verifier, counted } = await connected();
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const [head, body, signature] = account.jwt.split('.') as [string, string, string];
+    // An Ed25519 signature is 86 characters: its last one carries four spare bits.
+    const last = alphabet.indexOf(signature.slice(-1));
+    const spellings = [1, 2, 4, 8].map((bit) => `${head}.${body}.${signature.slice(0, -1)}${alphabet[last ^ bit]}`);
+    const before = counted.count('/api/introspect');
+    for (const spelling of spellings) {
+      const error = await refusal(verifier.verify(`Bearer ${spelling}`));
+      expect([error.status, error.code, error.wwwAuthenticate]).toEqual([401, 'invalid_token', 'Bearer realm="rz", error="invalid_token"']);
+    }
+    expect(counted.count('/api/introspect')).toBe(before);
+    // Positive control: the token as rz-auth spelled it is taken.
+    expect((await verifier.verify(`Bearer ${account.jwt}`)).userId).toBe(account.userId);
+  });
+
   it('requireScopes: 403 insufficient_scope naming the scopes needed', async () => {
     const { verifier } = await connected({ realm: 'games' });
     const caller = await verifier.verify(`Bearer ${(await apiToken(rz.url, account)).token}`);
