@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import { PASSWORD } from './api.js';
-import { request } from './server-process.js';
+import { type HttpResult, request } from './server-process.js';
 
 /** The API of a real server process, as the end-to-end tests use it. */
 
@@ -19,6 +19,18 @@ export async function signupAndToken(base: string): Promise<{ jwt: string; email
 /** The status of GET /api/me with `token`. */
 export const status = async (base: string, token: string): Promise<number> => (await request(base, 'GET', '/api/me', { token })).status;
 
+/** What RFC 6750 and the contract make of a refused token: 401 `invalid_token`, the same whatever the reason. */
+function expectInvalidToken(answer: HttpResult): void {
+  expect(answer.status).toBe(401);
+  expect((answer.body as { code?: unknown } | null)?.code).toBe('invalid_token');
+  expect(answer.headers.get('www-authenticate')).toBe('Bearer realm="rz", error="invalid_token"');
+}
+
+/** Asserts that `base` refuses `token` on GET /api/me as any invalid token is refused. */
+export async function expectRefused(base: string, token: string): Promise<void> {
+  expectInvalidToken(await request(base, 'GET', '/api/me', { token }));
+}
+
 /**
  * Asks `base` every 50 ms until it refuses `token` (401), and returns how long that took; fails
  * after `deadlineMs`. For changes that arrive within a bound rather than on the next request.
@@ -26,10 +38,13 @@ export const status = async (base: string, token: string): Promise<number> => (a
 export async function msUntilRefused(base: string, token: string, deadlineMs: number): Promise<number> {
   const start = Date.now();
   for (;;) {
-    const answer = await status(base, token);
+    const answer = await request(base, 'GET', '/api/me', { token });
     const elapsed = Date.now() - start;
-    if (answer === 401) return elapsed;
-    expect(answer).toBe(200);
+    if (answer.status === 401) {
+      expectInvalidToken(answer);
+      return elapsed;
+    }
+    expect(answer.status).toBe(200);
     if (elapsed > deadlineMs) throw new Error(`${base} still accepted the token after ${elapsed} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
