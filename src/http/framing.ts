@@ -26,4 +26,11 @@ export function hasOneHost(req: IncomingMessage): boolean {
   return count === 1 || (count === 0 && req.httpVersion !== '1.1');
 }
 
+/**
+ * Whether an answer about to be sent must close the connection because the request's body has not
+ * all arrived (a 401, 404 or 415 that needed none of it): kept alive, Node would read and discard
+ * whatever the client goes on sending, gigabytes under a huge Content-Length or endless chunks.
+ */
+export const bodyStillArriving = (req: IncomingMessage): boolean => !req.complete;
+
 export const badHost = () => validationFailed([{ field: 'host', message: 'must be sent exactly once' }], 'The request is not valid HTTP: send exactly one Host header.');

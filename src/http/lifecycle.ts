@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ChangeFeed } from '../changes/feed.js';
 import { ProblemError } from '../errors.js';
-import { badHost, hasOneHost } from './framing.js';
+import { badHost, bodyStillArriving, hasOneHost } from './framing.js';
 import { isApiRoute } from './hardening.js';
 import { applySecurityHeaders } from './headers.js';
 import { rateLimitHeaders } from './rate-limit.js';
@@ -47,10 +47,7 @@ export function registerRequestLifecycle(app: FastifyInstance, feed: ChangeFeed)
   });
   app.addHook('onSend', (request, reply, payload, done) => {
     reply.headers(rateLimitHeaders(request.rateLimits));
-    // An answer sent before the request's body has all arrived (a 401, 404 or 415 that needed
-    // none of it) closes the connection: kept alive, Node would read and discard whatever the
-    // client goes on sending, gigabytes under a huge Content-Length or endless chunks.
-    if (closing || !request.raw.complete) reply.header('connection', 'close');
+    if (closing || bodyStillArriving(request.raw)) reply.header('connection', 'close');
     done(null, payload);
   });
   return { closing: () => closing };

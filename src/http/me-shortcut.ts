@@ -8,7 +8,7 @@ import { requestId } from '../lib/ids.js';
 import { ME_AUTH, meBody, serializeMe } from '../me/routes.js';
 import type { Decision } from '../ratelimit/limiter.js';
 import { readBearerToken } from './bearer.js';
-import { hasOneHost } from './framing.js';
+import { bodyStillArriving, hasOneHost } from './framing.js';
 import { authorize } from './guard.js';
 import { SECURITY_HEADERS } from './headers.js';
 import { logRequest } from './logging.js';
@@ -94,8 +94,7 @@ function respond(deps: ShortcutDeps, req: IncomingMessage, res: ServerResponse, 
   const { body } = answer;
   const headers = [...SECURITY_HEADER_LIST, 'x-request-id', id, 'content-type', 'application/json; charset=utf-8', 'content-length', answer.length];
   for (const [name, value] of Object.entries(rateLimitHeaders(decision && [decision]))) headers.push(name, value);
-  // As the route does (http/lifecycle.ts): a body still arriving is not read to its end.
-  if (!req.complete) headers.push('connection', 'close');
+  if (bodyStillArriving(req)) headers.push('connection', 'close');
   res.writeHead(200, headers);
   res.end(body);
   logRequest(deps.log, { id, method: 'GET', url: '/api/me', status: 200, ms: performance.now() - start, remote, principal });
