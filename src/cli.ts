@@ -10,6 +10,7 @@ import { type Config, ConfigError, loadConfig, parseWorkers } from './config.js'
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { ProblemError } from './errors.js';
+import { redactEcho, redactSecrets } from './lib/redact.js';
 import { closeOnSignals, startServer } from './server.js';
 import { createServices, type Services } from './services.js';
 import { VERSION } from './version.js';
@@ -53,7 +54,7 @@ async function withServices(config: Config, run: (services: Services) => Promise
   let troubled = false;
   const onError = (error: unknown, context: string) => {
     troubled = true;
-    console.error(`rz-auth: ${context}: ${describe(error)}`);
+    console.error(`rz-auth: ${context}: ${shown(error)}`);
   };
   const services = await createServices(config, { requireFeed: true, onError });
   try {
@@ -159,6 +160,12 @@ const commands: Record<string, Command> = {
   ...webhookCommands(withServices),
 };
 
+/**
+ * An error as printed to the operator, each line redacted as the log is: a message may quote a
+ * value that was typed (`--workers rzs_…` is refused naming it), and it must not be echoed.
+ */
+const shown = (error: unknown): string => describe(error).split('\n').map(redactSecrets).join('\n');
+
 function describe(error: unknown): string {
   if (error instanceof ProblemError) {
     const fields = error.errors?.map((e) => `  ${e.field}: ${e.message}`).join('\n');
@@ -181,7 +188,8 @@ async function main(argv: string[]): Promise<number> {
   const twoWord = `${first} ${second}`;
   const name = twoWord in commands ? twoWord : first in commands ? first : undefined;
   if (!name) {
-    console.error(`rz-auth: unknown command "${argv.join(' ')}"\n\n${USAGE}`);
+    // What was typed may hold a token pasted in the wrong place, or terminal escapes.
+    console.error(`rz-auth: unknown command "${redactEcho(argv.join(' '), 200)}"\n\n${USAGE}`);
     return 2;
   }
   try {
@@ -190,7 +198,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   } catch (error) {
     const prefix = error instanceof ConfigError ? 'configuration error: ' : '';
-    console.error(`rz-auth: ${prefix}${describe(error)}`);
+    console.error(`rz-auth: ${prefix}${shown(error)}`);
     return error instanceof UsageError || error instanceof ConfigError ? 2 : 1;
   }
 }

@@ -1,6 +1,6 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { isUuid } from '../lib/ids.js';
-import { printable } from '../lib/text.js';
+import { redactEcho } from '../lib/redact.js';
 
 /** Arguments the operator must correct (a missing option, an unknown id): the CLI exits 2. */
 export class UsageError extends Error {}
@@ -15,8 +15,9 @@ export function parseOnce<T extends ParseArgsConfig>(config: T): ReturnType<type
     ({ tokens } = parseArgs({ ...config, tokens: true }));
   } catch (error) {
     // An unknown option, a missing value, a stray argument: the operator's to correct. The message
-    // quotes what was typed, so it is shown cut short and without control characters.
-    throw new UsageError(printable((error as Error).message, 300));
+    // quotes what was typed, which can be a token pasted in the wrong place (it would stay in the
+    // scrollback and CI logs), so it is shown redacted, cut short, without control characters.
+    throw new UsageError(redactEcho((error as Error).message, 300));
   }
   const seen = new Set<string>();
   for (const token of tokens ?? []) {

@@ -1,4 +1,4 @@
-import { withoutInvisible } from './text.js';
+import { asRead, decodeOnce, NOT_PLAIN, withoutInvisible } from './text.js';
 
 /**
  * Token-shaped strings, wherever they stand (no `\b`: a percent-encoded space or quote before a
@@ -27,43 +27,45 @@ export const redactShapes = (text: string): string => text.replace(TOKEN_SHAPED,
 const redactClientText = (text: string): string => redactShapes(text).replace(BARE_TOKEN, REDACTED);
 
 const PERCENT_ESCAPE = /%[0-9A-Fa-f]{2}/;
-const PERCENT_ESCAPES = /(?:%[0-9A-Fa-f]{2})+/g;
 /** Enough for a value encoded twice over and then some; each pass is linear. */
 const MAX_DECODES = 4;
 
 /**
- * One round of percent-decoding that never throws: each run of escapes is decoded as UTF-8, bytes
- * that are not UTF-8 becoming U+FFFD. No exception per bad run: a URL made of thousands of them
- * (`%ffx%ffx…`) cost decodeURIComponent's throw and catch each, tens of milliseconds a request.
+ * Whether `text` may hide a token from the patterns: it holds an escape, or a character that is
+ * not printable ASCII. Text with neither (nearly every URL) is redacted as it stands: looking for
+ * `%` is a memchr, and one scan for a class of characters is about what looking for an escape cost.
  */
-function decodeOnce(text: string): string {
-  return text.replace(PERCENT_ESCAPES, (run) => Buffer.from(run.replaceAll('%', ''), 'hex').toString('utf8'));
-}
+const mayHide = (text: string): boolean => text.includes('%') || NOT_PLAIN.test(text);
 
-/** `text` percent-decoded up to {@link MAX_DECODES} times over; null when it is still encoded after that. */
-function percentDecoded(text: string): string | null {
-  let decoded = text;
-  for (let i = 0; i < MAX_DECODES && PERCENT_ESCAPE.test(decoded); i++) decoded = decodeOnce(decoded);
-  return PERCENT_ESCAPE.test(decoded) ? null : decoded;
+
+
+/**
+ * `text` as read ({@link asRead}) and percent-decoded up to {@link MAX_DECODES} times over, read
+ * again after each round (an escape can stand for a full-width letter or an invisible character);
+ * null when it is still encoded after that. Linear: each round is one pass, NFKD makes at most 18
+ * characters of one, and text once normalised stays as it is.
+ */
+function readable(text: string): string | null {
+  let read = asRead(text);
+  for (let i = 0; i < MAX_DECODES && PERCENT_ESCAPE.test(read); i++) read = asRead(decodeOnce(read));
+  return PERCENT_ESCAPE.test(read) ? null : read;
 }
 
 /**
  * Text as logs and error bodies may show it (a URL, a message, a field name a client sent), with
- * every token shape and bare token body redacted. Percent-encoding can hide a token from the
- * patterns (`%72z_…`, `rz%5F…`, `eyJ…%2E…`), so text with escapes is decoded, up to a few times
- * over; if the decoded text (invisible characters removed) holds a token, that text is returned
- * with it redacted, otherwise the text as it came. Text still encoded after that is replaced
- * whole: no client encodes a URL five times over except to hide something.
+ * every token shape and bare token body redacted. Escapes (`%72z_…`, `rz%5F…`), invisible
+ * characters (`rz_ab\u00adcd…`, also escaped) and full-width letters hide a token from the patterns
+ * but not from a reader, so such text is looked at as read and decoded ({@link readable}); if that
+ * holds a token, it is returned with the token redacted, otherwise the text as it came. Text still
+ * encoded after four rounds is replaced whole: no client encodes a URL five times over except to
+ * hide something.
  */
 export function redactSecrets(text: string): string {
-  if (!PERCENT_ESCAPE.test(text)) return redactClientText(text);
-  const decoded = percentDecoded(text);
-  if (decoded === null) return REDACTED;
-  // An escaped control or invisible character (`rz_ab%00cd…`, `%E2%80%8B`) splits a token for the
-  // pattern but not for a reader: the decoded text is looked at without them.
-  const bare = withoutInvisible(decoded);
-  const redacted = redactClientText(bare);
-  return redacted === bare ? redactClientText(text) : redacted;
+  if (!mayHide(text)) return redactClientText(text);
+  const read = readable(text);
+  if (read === null) return REDACTED;
+  const redacted = redactClientText(read);
+  return redacted === read ? redactClientText(text) : redacted;
 }
 
 /**
@@ -102,6 +104,13 @@ export function redactStart(text: string, kept: number): string {
 export const redactQuoted = (text: string, shown: number): string => redactStart(text, 4 * shown);
 
 /**
+ * What a message may echo of text someone typed (a CLI argument, an unknown event type): at most
+ * `max` characters ({@link redactStart}), then controls and invisible characters removed, which a
+ * terminal would act on. Removed after the redaction, which reads through them anyway.
+ */
+export const redactEcho = (text: string, max: number): string => withoutInvisible(redactStart(text, max)).trim();
+
+/**
  * Query parameter names whose value is a secret whatever it looks like: a password or key a client
  * put in a URL by mistake (a login form sent with GET) has no shape to recognise.
  */
@@ -109,32 +118,64 @@ const SECRET_NAME = /pass|pw|secret|token|key|auth|bearer|session|cookie|credent
 /** The user information of an absolute-form request target (`http://user:password@host/…`). */
 const USERINFO = /^([a-z][a-z0-9+.-]*:\/\/)[^/?#@]*@/i;
 
-/** `query` with the value of each parameter whose name, percent-decoded, names a secret replaced. */
-const redactParams = (query: string): string =>
-  query.replace(/[^&;]+/g, (param) => {
-    const eq = param.indexOf('=');
-    if (eq < 0 || eq === param.length - 1) return param;
-    // A name still encoded after the decodes allowed is hiding something: its value goes too.
-    const name = percentDecoded(param.slice(0, eq).replaceAll('+', ' '));
-    return name === null || SECRET_NAME.test(withoutInvisible(name)) ? `${param.slice(0, eq + 1)}${REDACTED}` : param;
-  });
+/**
+ * Where parameters start: at the query, parameters after `;` in the path, or the fragment; -1 for
+ * none. Three memchrs rather than a regex: it runs on every logged URL, and most have none.
+ */
+function paramsStart(url: string): number {
+  let start = -1;
+  for (const mark of ['?', ';', '#']) {
+    const at = url.indexOf(mark);
+    if (at >= 0 && (start < 0 || at < start)) start = at;
+  }
+  return start;
+}
+
+/** A parameter: what stands between `&`, `;`, `?` and `#` once parameters have started. */
+const PARAM = /[^&;?#]+/g;
+
+/** A parameter name that names a secret, read as {@link readable} reads it (`p%61ssword`, `ｐａｓｓ`, `pass\u200bword`). */
+function namesSecret(name: string): boolean {
+  const read = readable(name.replaceAll('+', ' '));
+  // A name still encoded after the decodes allowed is hiding something: its value goes too.
+  return read === null || SECRET_NAME.test(read);
+}
 
 /**
- * `url` without user information, and with the value of every query parameter that names a secret
- * replaced (`&` or `;` between parameters; names compared percent-decoded, so `p%61ssword` is one).
- * An escaped `=`, `&` or `;` (`?password%3D…`, `?a=1%26password%3D…`) hides a parameter from the
- * split but not from a reader, so the decoded query is looked at too, and logged decoded if it
- * shows one. Linear: a few passes over the URL, each decode bounded.
+ * `param` with its value replaced when its name names a secret. A value that is itself a pair
+ * (`?=password=…`, `?a=password=…`) is looked at in turn: a reader sees `password=…` either way.
+ * Linear: each stretch between two `=` is read once.
+ */
+function redactParam(param: string): string {
+  for (let from = 0, eq = param.indexOf('='); eq >= 0 && eq < param.length - 1; from = eq + 1, eq = param.indexOf('=', from)) {
+    if (namesSecret(param.slice(from, eq))) return `${param.slice(0, eq + 1)}${REDACTED}`;
+  }
+  return param;
+}
+
+/** `url` with the value of each parameter that names a secret replaced, the path before them as it is. */
+function redactParams(url: string): string {
+  const start = paramsStart(url);
+  return start < 0 ? url : url.slice(0, start) + url.slice(start).replace(PARAM, redactParam);
+}
+
+/**
+ * `url` without user information, and with the value of every parameter that names a secret
+ * replaced: in the query, after `;` in the path (`/login;password=…`) and in a fragment, with `&`,
+ * `;`, `?` or `#` between them; names compared as read (decoded, normalised, in any letter case).
+ * An escaped `?`, `=`, `&` or `;` (`/login%3Fpassword%3D…`, `?a=1%26password%3D…`, also encoded
+ * twice) hides a parameter from the split but not from a reader, so the URL is also looked at as
+ * read, and logged as read if that shows one. Linear: a few passes over the URL, each decode bounded.
  */
 export function redactSecretParams(url: string): string {
-  const target = url.replace(USERINFO, `$1${REDACTED}@`);
-  const start = target.indexOf('?');
-  if (start < 0) return target;
-  const head = target.slice(0, start + 1);
-  const query = redactParams(target.slice(start + 1));
-  if (!PERCENT_ESCAPE.test(query)) return head + query;
-  const decoded = percentDecoded(query);
-  if (decoded === null) return head + REDACTED;
-  const redacted = redactParams(decoded);
-  return head + (redacted === decoded ? query : redacted);
+  const literal = redactParams(url.replace(USERINFO, `$1${REDACTED}@`));
+  // Only an escape can hide a separator from the split (`%3F`, `%26`): Node hands the request
+  // target over as bytes, one character each, so it holds no full-width `？` to read as `?`.
+  // Names are read on their own (namesSecret).
+  if (!literal.includes('%')) return literal;
+  // The redacted text is the one read: a value replaced above is not shown decoded.
+  const read = readable(literal);
+  if (read === null) return REDACTED;
+  const redacted = redactParams(read);
+  return redacted === read ? literal : redacted;
 }

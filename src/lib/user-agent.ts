@@ -28,9 +28,10 @@ function fromHeaderBytes(value: string, cut: boolean): string {
 
 /**
  * A User-Agent as recorded and shown back: decoded, controls, bidirectional overrides and invisible
- * characters removed, token shapes redacted, percent-encoded ones too (a client that puts a token
- * there must not have it stored), at most {@link MAX_USER_AGENT} code points; null when absent or
- * empty. The header is cut to a bounded prefix first, so the work does not grow with what was sent.
+ * characters removed, token shapes redacted, percent-encoded and full-width ones too (a client
+ * that puts a token there must not have it stored), at most {@link MAX_USER_AGENT} code points;
+ * null when absent or empty. The header is cut to a bounded prefix first, so the work does not
+ * grow with what was sent.
  */
 export function cleanUserAgent(value: string | undefined): string | null {
   if (value === undefined) return null;
@@ -39,6 +40,7 @@ export function cleanUserAgent(value: string | undefined): string | null {
   // Controls go before the redaction: removed after it, one inside a token would join its halves
   // into a whole token that the redaction had not seen.
   const visible = printable(fromHeaderBytes(prefix, prefix.length < value.length), prefix.length);
-  // The log's redaction: it also looks at the percent-decoded text, without invisible characters.
+  // The log's redaction: it also reads the text as a person would, percent-decoded and with
+  // full-width letters as the ASCII they show (`ｒｚ＿…` is a token to whoever copies it).
   return clip(redactSecrets(visible).trim(), MAX_USER_AGENT) || null;
 }

@@ -37,6 +37,40 @@ function checksum(prefixAndBody: string): string {
   return base62(crc32(prefixAndBody), CHECKSUM_LENGTH);
 }
 
+const WINDOW = BODY_LENGTH + CHECKSUM_LENGTH;
+/** Runs of base62 characters long enough to hold a body and its checksum, each found from its start only. */
+const LONG_BASE62_RUN = new RegExp(`(?<![0-9A-Za-z])[0-9A-Za-z]{${WINDOW},}`, 'g');
+/**
+ * 2^32 − 1 < 5 × 62^5, so a checksum starts with 0 to 4: a one-character test before any CRC32
+ * (were it missing, `z` would let every window through to the CRC32s, never fewer).
+ */
+const CHECKSUM_FIRST_MAX = ALPHABET[Math.floor(0xffffffff / 62 ** (CHECKSUM_LENGTH - 1))] ?? 'z';
+const PREFIXES = Object.values(PREFIX);
+
+/** Whether the 49 characters of `run` from `at` are a body and the checksum of one of the prefixes with it. */
+function isBodyAt(run: string, at: number): boolean {
+  const sum = run.slice(at + BODY_LENGTH, at + WINDOW);
+  // The alphabet is in code unit order, so comparing characters compares digits.
+  if ((sum[0] ?? '') > CHECKSUM_FIRST_MAX) return false;
+  const body = run.slice(at, at + BODY_LENGTH);
+  return PREFIXES.some((prefix) => checksum(prefix + body) === sum);
+}
+
+/**
+ * Whether `text` holds the body of a token of any kind, whatever stands before it (its prefix in
+ * any case, another prefix, letters, nothing) or after it: the 43 characters and their checksum
+ * are the whole secret. Every 49-character window of every run of base62 characters is tried, so
+ * a random window passes by chance about 3 times in 62^6. Linear: at most one window per character
+ * of `text`, each a one-character test (which 57 in 62 random windows fail) then three CRC32s of
+ * at most 47 bytes.
+ */
+export function holdsTokenBody(text: string): boolean {
+  for (const [run] of text.matchAll(LONG_BASE62_RUN)) {
+    for (let at = 0; at + WINDOW <= run.length; at++) if (isBodyAt(run, at)) return true;
+  }
+  return false;
+}
+
 /** Uniform base62 characters from the CSPRNG, by rejection sampling (no modulo bias). */
 function randomBase62(length: number): string {
   let out = '';

@@ -1,6 +1,7 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { validationFailed } from '../errors.js';
+import { decodeOnce, holdsCredential, NO_CREDENTIAL } from '../lib/text.js';
 import { type Resolution, type Resolve, resolutionFor, resolveIn } from './resolution.js';
 
 /**
@@ -123,6 +124,12 @@ async function resolveWithin(how: Resolution, host: string, ms: number): Promise
   }
 }
 
+/** A credential in the URL as typed, or behind one round of percent-encoding (`%72z_…`, `…%41…`). */
+function holdsCredentialUrl(raw: string): boolean {
+  const decoded = decodeOnce(raw);
+  return holdsCredential(raw) || (decoded !== raw && holdsCredential(decoded));
+}
+
 const refuse = (message: string) => validationFailed([{ field: 'url', message }]);
 const REFUSED_TARGET = 'must not point to a loopback, private, link-local or reserved address';
 const UNRESOLVED_OR_REFUSED = 'must be a host name that resolves, only to public addresses';
@@ -162,6 +169,9 @@ export async function checkWebhookUrl(raw: string, options: CheckUrlOptions): Pr
   if (url.username !== '' || url.password !== '') throw refuse('must not contain a user name or password');
   // `#` cannot appear unencoded anywhere in a serialised URL except before a fragment, even an empty one.
   if (url.href.includes('#')) throw refuse('must not contain a fragment');
+  // The URL is shown by the endpoint list, the CLI and the Developers page: a token or secret in
+  // its path or query would be shown to all of them. Before any lookup, like the other form checks.
+  if (holdsCredentialUrl(raw)) throw refuse(NO_CREDENTIAL);
   const literal = literalAddress(url);
   if (literal !== null) {
     if (!options.allowPrivate && isRefusedAddress(literal)) throw refuse(REFUSED_TARGET);

@@ -4,6 +4,7 @@ import { type Clock, iso } from '../clock.js';
 import { conflict, type FieldError, notFound, validationFailed } from '../errors.js';
 import { isUuid } from '../lib/ids.js';
 import { decodeCursor, encodeCursor, pageOf, parseLimit } from '../lib/pages.js';
+import { redactEcho } from '../lib/redact.js';
 import { cleanText } from '../lib/text.js';
 import { isFieldError } from '../tokens/service.js';
 import { checkWebhookUrl } from './addresses.js';
@@ -48,7 +49,8 @@ const decodePosition = (cursor: string): DeliveryPosition =>
 function checkEventTypes(types: readonly string[]): AuditType[] | FieldError {
   if (types.length === 0) return { field: 'event_types', message: 'must name at least one event type' };
   const unknown = types.find((t) => !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(t));
-  if (unknown !== undefined) return { field: 'event_types', message: `has an unknown event type: ${unknown.slice(0, 60)}` };
+  // Quoted back to whoever typed it (the CLI prints it): a token given as a type is not echoed.
+  if (unknown !== undefined) return { field: 'event_types', message: `has an unknown event type: ${redactEcho(unknown, 60)}` };
   if (new Set(types).size !== types.length) return { field: 'event_types', message: 'must not list an event type twice' };
   return types as AuditType[];
 }

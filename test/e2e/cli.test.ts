@@ -209,6 +209,22 @@ describe('rz-auth CLI', { timeout: 60_000 }, () => {
       expect(res.stderr).toMatch(message);
     });
 
+    // Regression: each echoed the service token an operator pasted in the wrong place to stderr,
+    // where it stays in the scrollback and in CI logs.
+    const token = `rzs_${'Q7x'.repeat(16)}k`;
+    it.each([
+      [['keys', 'rotate', token], /Unexpected argument '\[REDACTED\]'/, 2],
+      [['keys', 'rotate', `--${token}`], /Unknown option '--\[REDACTED\]'/, 2],
+      [['keys', 'rotate', `${token.slice(0, 9)}\u00ad${token.slice(9)}`], /Unexpected argument '\[REDACTED\]'/, 2],
+      [['services', 'revok', token], /unknown command "services revok \[REDACTED\]"/, 2],
+      [['serve', '--workers', token], /--workers must be a number .*"\[REDACTED\]"/, 2],
+    ])('%j echoed the token to stderr: now redacted', async (args, message, code) => {
+      const res = await runCli(args, env);
+      expect(res.code, res.stderr).toBe(code);
+      expect(res.stderr).toMatch(message);
+      expect(res.stderr).not.toContain(token.slice(4, 20));
+    });
+
     it('help exits 0 with the usage text', async () => {
       const res = await runCli(['help'], env);
       expect(res.code).toBe(0);

@@ -58,4 +58,16 @@ describe('rz-auth webhooks', { timeout: 90_000 }, () => {
       expect(result.stderr).toContain(named);
     }
   });
+
+  it('echoed a token given as an event type to stderr (its first 60 characters): now redacted, an unknown type still named', async () => {
+    const url = `${block.receiver().url}/ops`;
+    const token = `rzs_${'Q7x'.repeat(16)}k`;
+    const leaked = await runCli(['webhooks', 'add', '--url', url, '--events', `user.created,${token}`], block.env);
+    expect(leaked.code, leaked.stderr).toBe(1);
+    expect(leaked.stderr).toContain('event_types: has an unknown event type: [REDACTED]');
+    expect(leaked.stderr).not.toContain(token.slice(4, 20));
+    // Positive control: an unknown type that holds no token is named as typed.
+    const named = await runCli(['webhooks', 'add', '--url', url, '--events', 'user.stolen'], block.env);
+    expect(named.stderr).toContain('event_types: has an unknown event type: user.stolen');
+  });
 });

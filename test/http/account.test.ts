@@ -119,6 +119,26 @@ describe('accounts: password, sessions, deletion', () => {
       }
     });
 
+    // Regression: a raw invisible character or full-width letters hid the token from the
+    // redaction, and errors[0].field held it, readable once the character was dropped or NFKC applied.
+    it.each([
+      ['split by a soft hyphen', (token: string) => `${token.slice(0, 8)}\u00ad${token.slice(8)}`],
+      ['split by a zero-width space', (token: string) => `${token.slice(0, 20)}\u200b${token.slice(20)}`],
+      ['split by a bidirectional override', (token: string) => `${token.slice(0, 8)}\u202e${token.slice(8)}`],
+      ['split by a NUL', (token: string) => `${token.slice(0, 8)}\u0000${token.slice(8)}`],
+      ['in full-width letters', (token: string) => token.replace(/[0-9A-Za-z_]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0))],
+    ])('400 validation_failed echoed an unknown field named after a token %s in errors[0].field: now [REDACTED]', async (_what, disguise) => {
+      const user = await signup(t);
+      const { token } = await createApiToken(t, user.jwt);
+      const body = { current_password: PASSWORD, new_password: NEW_PASSWORD, [disguise(token)]: 1 };
+      const problem = expectProblem(await json(t, 'POST', '/api/auth/password', body, user.jwt), 400, 'validation_failed');
+      expect(problem.errors).toEqual([{ field: '[REDACTED]', message: 'is not a known field' }]);
+      // Positive control: an ordinary unknown field is named as it came.
+      const named = expectProblem(await json(t, 'POST', '/api/auth/password', { ...body, [disguise(token)]: undefined, nickname: 1 }, user.jwt), 400, 'validation_failed');
+      expect(named.errors).toEqual([{ field: 'nickname', message: 'is not a known field' }]);
+      await login(t, user.email);
+    });
+
     it('401 invalid_credentials for a wrong current password; nothing changes', async () => {
       const user = await signup(t);
       const other = await login(t, user.email);

@@ -194,6 +194,23 @@ describe('GET /api/audit', () => {
     expect(sessions.json().sessions.find((s: { current: boolean }) => s.current)?.user_agent).toBe('curl/8.0 (key [REDACTED])');
   });
 
+  it('stored a token written in full-width letters in the user agent as it came: now redacted, in the audit log and the sessions alike', async () => {
+    const user = await signup(t);
+    const { token } = await createApiToken(t, user.jwt);
+    // `ｒｚ＿…`, which NFKC turns back into the token, as UTF-8 bytes on the wire (Node reads them as Latin-1).
+    const fullWidth = token.replace(/[0-9A-Za-z_]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0));
+    const onTheWire = Buffer.from(`curl/8.0 (key ${fullWidth})`, 'utf8').toString('latin1');
+    await send('POST', '/api/tokens', { name: 'full-width agent' }, user.jwt, onTheWire);
+    expect((await newest(user, 'token.created'))?.user_agent).toBe('curl/8.0 (key [REDACTED])');
+    const login = await t.inject({ method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'application/json', 'user-agent': onTheWire }, payload: { email: user.email, password: PASSWORD } });
+    const sessions = await json(t, 'GET', '/api/auth/sessions', undefined, login.json().token);
+    expect(sessions.json().sessions.find((s: { current: boolean }) => s.current)?.user_agent).toBe('curl/8.0 (key [REDACTED])');
+    // Positive control: full-width text that holds no token is kept as it came.
+    const plain = Buffer.from('\uff23\uff4c\uff49\uff45\uff4e\uff54/1.0', 'utf8').toString('latin1');
+    await send('POST', '/api/tokens', { name: 'full-width name agent' }, user.jwt, plain);
+    expect((await newest(user, 'token.created'))?.user_agent).toBe('\uff23\uff4c\uff49\uff45\uff4e\uff54/1.0');
+  });
+
   it('shows each user only their own events', async () => {
     const [a, b] = [await signup(t), await signup(t)];
     await createApiToken(t, a.jwt);

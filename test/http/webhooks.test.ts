@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateToken } from '../../src/tokens/format.js';
 import { createApiToken, expectInsufficientScope, expectProblem, expectUnauthorized, json, registerApp, signup, type TestUser } from '../helpers/api.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
@@ -115,6 +116,41 @@ describe('/api/webhooks', () => {
     const user = await signup(t);
     expect(fields(await create(user, { url }))).toEqual(['url']);
     expect(((await json(t, 'GET', '/api/webhooks', undefined, user.jwt)).json() as { webhooks: unknown[] }).webhooks).toEqual([]);
+  });
+
+  // Regression: the URL was never checked for a credential, so one pasted into its query or path
+  // was stored and shown by the endpoint list, the CLI and the Developers page.
+  describe('a token or secret in the URL was accepted (201) and shown by GET /api/webhooks and the CLI: now 400 naming url', () => {
+    const token = generateToken('api');
+    const body = token.slice(3);
+    const escaped = (text: string, at: number) => `${text.slice(0, at)}%${(text.codePointAt(at) ?? 0).toString(16)}${text.slice(at + 1)}`;
+    const fullWidth = (text: string) => [...text].map((c) => String.fromCodePoint((c.codePointAt(0) ?? 0) + 0xfee0)).join('');
+    it.each<[string, (jwt: string) => string]>([
+      ['a token in the query', () => `https://93.184.215.14/hook?key=${token}`],
+      ['a token body in the path', () => `https://93.184.215.14/hooks/${body}`],
+      ['an app token in another case', () => `https://93.184.215.14/hook?t=RZA_${generateToken('app').slice(4)}`],
+      ['a token with one character percent-encoded', () => `https://93.184.215.14/hook?key=${escaped(token, 20)}`],
+      ['a percent-encoded token after an escape that is not UTF-8', () => `https://93.184.215.14/hook?x=%FF&key=${escaped(token, 30)}`],
+      ['a token in full-width characters', () => `https://93.184.215.14/hook/${fullWidth(token)}`],
+      ['a signing secret in upper case', () => `https://93.184.215.14/hook?s=WHSEC_${'Ab3+'.repeat(8)}`],
+      ['a signed JWT', (jwt) => `https://93.184.215.14/hook?jwt=${jwt}`],
+    ])('%s', async (_what, urlWith) => {
+      const user = await signup(t);
+      const res = await create(user, { url: urlWith(user.jwt) });
+      expect(fields(res)).toEqual(['url']);
+      expect(res.json()).toMatchObject({ errors: [{ message: 'must not contain a credential (a token, a signing secret or a JWT)' }] });
+      const list = await json(t, 'GET', '/api/webhooks', undefined, user.jwt);
+      expect((list.json() as { webhooks: unknown[] }).webhooks).toEqual([]);
+    });
+
+    it('URLs that only resemble one are still accepted (positive controls)', async () => {
+      const user = await signup(t);
+      const notToken = 'Q7mZ2xKp9LwB4vT1nRc8YhE3sJd6GfU0aXo5iNk2PqW9rMbCe';
+      for (const url of [URL_OK, `https://93.184.215.14/hooks/${notToken}`, `https://93.184.215.14/rz_tools?key=${notToken}`, 'https://93.184.215.14/x?q=%E2%82%AC&bad=%FF%zz']) {
+        const res = await create(user, { url });
+        expect(res.statusCode, `${url}: ${res.body}`).toBe(201);
+      }
+    });
   });
 
   it.each([

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROBLEMS } from '../../src/errors.js';
-import { tokenDigest } from '../../src/tokens/format.js';
+import { generateToken, tokenDigest } from '../../src/tokens/format.js';
 import { type TestApp, startTestApp } from '../helpers/app.js';
 import { bearer, createApiToken, flip, json, login, registerApp, signup, type TestUser } from '../helpers/api.js';
 
@@ -14,6 +14,9 @@ import { bearer, createApiToken, flip, json, login, registerApp, signup, type Te
 
 const TOKEN_VALUE = /\brza?_[0-9A-Za-z]{49}(?![0-9A-Za-z])/;
 const SIGNED_JWT = /eyJ[\w-]+\.eyJ[\w-]+\.[\w-]{20,}/;
+const NO_CREDENTIAL = 'must not contain a credential (a token, a signing secret or a JWT)';
+/** A public address given literally: registering an endpoint there needs no DNS. */
+const PUBLIC_HOOK = 'https://93.184.215.14/hooks';
 
 describe('exposure of credentials', () => {
   let t: TestApp;
@@ -245,6 +248,64 @@ describe('exposure of credentials', () => {
     const own = await createApiToken(t, tokens.jwt, { name: 'to rename' });
     const renamed = await json(t, 'PATCH', `/api/tokens/${own.id}`, { name: split(tokens.api, '\u200b') }, tokens.jwt);
     expect(renamed.json()).toMatchObject({ code: 'validation_failed', errors: [{ field: 'name' }] });
+  });
+
+  /** Every place a user names or describes something, with the field a refusal names. */
+  const namingPlaces = (value: string, renamable: string): Array<[string, string, () => Promise<LightMyRequestResponse>]> => [
+    ['token name', 'name', () => json(t, 'POST', '/api/tokens', { name: value }, tokens.jwt)],
+    ['token rename', 'name', () => json(t, 'PATCH', `/api/tokens/${renamable}`, { name: value }, tokens.jwt)],
+    ['app name', 'name', () => json(t, 'POST', '/api/apps', { name: value }, tokens.jwt)],
+    ['app description', 'description', () => json(t, 'POST', '/api/apps', { name: 'app', description: `see ${value}` }, tokens.jwt)],
+    ['webhook description', 'description', () => json(t, 'POST', '/api/webhooks', { url: PUBLIC_HOOK, event_types: ['token.created'], description: value }, tokens.jwt)],
+  ];
+  async function expectRefusedEverywhere(values: string[]): Promise<void> {
+    const renamable = (await createApiToken(t, tokens.jwt, { name: 'to rename' })).id;
+    for (const value of values) {
+      for (const [where, field, send] of namingPlaces(value, renamable)) {
+        const res = await send();
+        expect(res.statusCode, `${where}: ${JSON.stringify(value)}`).toBe(400);
+        expect(res.json()).toMatchObject({ code: 'validation_failed', errors: [{ field, message: NO_CREDENTIAL }] });
+        expect(res.body).not.toContain(value);
+      }
+    }
+  }
+  const bodyOf = (token: string) => token.slice(token.indexOf('_') + 1);
+  const service = generateToken('service');
+
+  // Regression: the pattern wanted the prefix, yet the 49 characters after it are the whole secret.
+  it('a token body without its prefix was accepted as a token name and shown in lists and the audit log: now 400 naming the field', async () => {
+    await expectRefusedEverywhere([tokens.api, tokens.app, service].flatMap((token) => [bodyOf(token), `key ${bodyOf(token)} here`]));
+  });
+
+  // Regression: the prefix was matched in lower case only and the token had to end at a word end.
+  it('a token with its prefix in another case, a letter or digit glued after it, or `rz-` was accepted as a name: now 400 naming the field', async () => {
+    const body = bodyOf(tokens.api);
+    await expectRefusedEverywhere([`RZ_${body}`, `Rza_${bodyOf(tokens.app)}`, `${tokens.api}x`, `${tokens.app}7`, `rz-${body}`, `key=rz${body}`]);
+  });
+
+  // Regression: the check read the code points as stored; compatibility normalisation (and any
+  // reader's eye) makes them the token.
+  it('a token written in full-width characters was accepted as a name although it reads as the token: now 400 naming the field', async () => {
+    const fullWidth = (text: string) => [...text].map((c) => String.fromCodePoint((c.codePointAt(0) ?? 0) + 0xfee0)).join('');
+    await expectRefusedEverywhere([fullWidth(tokens.api), `${tokens.app.slice(0, 20)}${fullWidth(tokens.app.slice(20))}`, fullWidth(service)]);
+  });
+
+  // Regression: `whsec_` was matched in lower case only.
+  it('a webhook signing secret with its prefix in another case was accepted as a name: now 400 naming the field', async () => {
+    const secret = 'q8Vn3+Lw0/ZkR2pXy5TbM9cJ1hGd7sFa';
+    await expectRefusedEverywhere([`WHSEC_${secret}`, `Whsec_${secret}`, `ｗｈｓｅｃ＿${secret}`]);
+  });
+
+  it('names that merely resemble a token are still names (positive controls)', async () => {
+    const notToken = 'Q7mZ2xKp9LwB4vT1nRc8YhE3sJd6GfU0aXo5iNk2PqW9rMbCe';
+    expect(notToken).toHaveLength(49);
+    const names = ['deploy key', 'rz_tools', 'RZ_TOOLS ci', notToken, `key ${notToken}`, flip(bodyOf(tokens.api), 48), bodyOf(tokens.api).slice(0, 48), 'whsec_short', 'ⅧⅧ full-width ｄｅｐｌｏｙ'];
+    for (const name of names) {
+      const made = await json(t, 'POST', '/api/tokens', { name }, tokens.jwt);
+      expect(made.statusCode, `${name}: ${made.body}`).toBe(201);
+      const described = await json(t, 'POST', '/api/apps', { name: 'app', description: `see ${name}` }, tokens.jwt);
+      expect(described.statusCode, `${name}: ${described.body}`).toBe(201);
+    }
   });
 
   describe('headers', () => {

@@ -1,6 +1,20 @@
+import { type DestinationStream, pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { cutLength, redactQuoted, redactSecretParams, redactSecrets, redactStart } from '../../src/lib/redact.js';
+import { loggerOptions, logRequest } from '../../src/http/logging.js';
+import { cutLength, redactEcho, redactQuoted, redactSecretParams, redactSecrets, redactStart } from '../../src/lib/redact.js';
 import { generateToken } from '../../src/tokens/format.js';
+
+/** `text` in full-width letters, digits and underscores (`ｒｚ＿…`): NFKC gives it back. */
+const fullWidth = (text: string): string => text.replace(/[0-9A-Za-z_]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0));
+
+/** The `url` of the access line the service's logger writes for a request to `url`. */
+function accessLogUrl(url: string): string {
+  const lines: string[] = [];
+  const stream: DestinationStream = { write: (line: string) => void lines.push(line) };
+  const log = pino(loggerOptions('info', stream) as pino.LoggerOptions, stream);
+  logRequest(log, { id: 'r', method: 'GET', url, status: 404, ms: 1, remote: '203.0.113.7', principal: null });
+  return (JSON.parse(lines[0] ?? '{}') as { url: string }).url;
+}
 
 describe('redactSecrets', () => {
   const api = generateToken('api');
@@ -31,6 +45,13 @@ describe('redactSecrets', () => {
     ['without its prefix', api.slice(3)],
     ['without its prefix, after a percent-encoded space', `%20${app.slice(4)}`],
     ['a webhook secret in upper case', 'WHSEC_c2VjcmV0c2Vj+/cmV0c2VjcmV0c2VjcmV0'],
+    // Regression: a raw (not escaped) invisible character skipped the look without them, and the
+    // token was echoed in error bodies (a field name) with the character in it.
+    // Split in the middle, so that neither half is long enough for a pattern of its own.
+    ['split by a raw soft hyphen (was echoed as sent)', `${api.slice(0, 26)}\u00ad${api.slice(26)}`],
+    ['split by a raw zero-width space', `${app.slice(0, 26)}\u200b${app.slice(26)}`],
+    ['split by a raw bidirectional override', `${api.slice(0, 26)}\u202e${api.slice(26)}`],
+    ['split by a raw NUL', `${app.slice(0, 26)}\u0000${app.slice(26)}`],
   ])('redacts a token %s', (_what, text) => {
     const out = redactSecrets(`/path?q=${text}&n=1`);
     expect(out).toContain('[REDACTED]');
@@ -44,6 +65,20 @@ describe('redactSecrets', () => {
     expect(out).toBe('[REDACTED]');
     // Positive control: four levels are decoded and only the token is redacted.
     expect(redactSecrets(`/api/x/${hidden.replaceAll('%25', '%').replace('%5F', '%255F')}`)).toMatch(/^\/api\/x\/\[REDACTED\]$/);
+  });
+
+  // Regression: full-width letters hid a token from the patterns, not from whoever copies it.
+  it.each([
+    ['in full-width letters', fullWidth(api)],
+    ['in full-width letters, split by a soft hyphen', fullWidth(`${app.slice(0, 9)}\u00ad${app.slice(9)}`)],
+    ['in full-width letters, percent-encoded', encodeURIComponent(fullWidth(api))],
+    ['without its prefix, in full-width letters', fullWidth(api.slice(3))],
+  ])('echoed a token %s as it came: now redacted', (_what, text) => {
+    expect(redactSecrets(`name_${text}`)).toBe('name_[REDACTED]');
+  });
+
+  it('leaves non-ASCII text without a token as it is, not normalised', () => {
+    for (const text of ['Caf\u00e9Client/2.0 (\u65e5\u672c; \ud83d\ude80)', '\uff41\uff42\uff43 full-width', `soft\u00adhyphen ${'x/'.repeat(30)}`, 'caf\u0065\u0301']) expect(redactSecrets(text)).toBe(text);
   });
 
   it('leaves text without a token as it is, escapes included', () => {
@@ -129,9 +164,39 @@ describe('redactSecretParams', () => {
     expect(redactSecretParams(url)).toBe(logged);
   });
 
+  // Regression: each reached the access log as sent, the password readable in it or once decoded.
+  it.each([
+    ['an escaped `?`', '/api/auth/login%3Femail%3Da%40b.co%26password%3Dcorrect%20horse', '/api/auth/login?email=a@b.co&password=[REDACTED]'],
+    ['a `?` escaped twice', '/api/auth/login%253Femail%253Da%2540b.co%2526password%253Dcorrect%2520horse', '/api/auth/login?email=a@b.co&password=[REDACTED]'],
+    ['an escaped `?` on a path that does not exist (404)', '/api/nowhere%3Fpassword%3Dhunter2', '/api/nowhere?password=[REDACTED]'],
+    ['a `;` in the path', '/api/auth/login;password=hunter2', '/api/auth/login;password=[REDACTED]'],
+    ['an escaped `;` in the path', '/api/auth/login%3Bpassword%3Dhunter2', '/api/auth/login;password=[REDACTED]'],
+    ['a fragment', '/x?a=1#password=hunter2', '/x?a=1#password=[REDACTED]'],
+    ['a parameter without a name', '/x?=password=hunter2', '/x?=password=[REDACTED]'],
+    ['a parameter whose value is a pair', '/x?a=password=hunter2&n=1', '/x?a=password=[REDACTED]&n=1'],
+    ['a full-width name, escaped', '/x?%EF%BD%90%EF%BD%97=hunter2', '/x?%EF%BD%90%EF%BD%97=[REDACTED]'],
+  ])('logged the password behind %s as sent: now redacted', (_what, url, logged) => {
+    expect(accessLogUrl(url)).toBe(logged);
+    expect(redactSecretParams(url)).toBe(logged);
+  });
+
   it('leaves other parameters, escapes that hide none, names without values and URLs without a query as they are', () => {
-    for (const url of ['/api/tokens?limit=10&cursor=abc', '/x?password', '/x?password=', '/api/me', '/x?a=1&&b=2', '/x?q=a%26b', 'http://x/api/me?q=a@b']) {
+    const urls = ['/api/tokens?limit=10&cursor=abc', '/x?password', '/x?password=', '/api/me', '/x?a=1&&b=2', '/x?q=a%26b', 'http://x/api/me?q=a@b'];
+    urls.push('/x?q=a%3Db', '/x?a=b=c', '/api/apps;v=2', '/docs#top', '/x%3Fq%3D1', '/api/apps?name=Caf%C3%A9', '/api/users/%E2%80%8B');
+    for (const url of urls) {
       expect(redactSecretParams(url)).toBe(url);
+      expect(accessLogUrl(url)).toBe(url);
     }
+  });
+});
+
+describe('redactEcho', () => {
+  const service = generateToken('service');
+
+  it('redacts what was typed, cuts it short and removes terminal escapes', () => {
+    expect(redactEcho(`Unexpected argument '${service}'`, 300)).toBe("Unexpected argument '[REDACTED]'");
+    expect(redactEcho(`keys rotate ${service.slice(0, 9)}\u00ad${service.slice(9)}`, 300)).toBe('keys rotate [REDACTED]');
+    expect(redactEcho(`${'x '.repeat(20)}${service}`, 50)).toBe(`${'x '.repeat(20)}…`);
+    expect(redactEcho('\u001b]0;owned\u0007 keys rotat', 300)).toBe(']0;owned keys rotat');
   });
 });
