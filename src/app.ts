@@ -9,6 +9,7 @@ import { clientAddressOf } from './http/client-address.js';
 import { clientErrorHandler } from './http/client-errors.js';
 import { registerDocs, registerOpenApi } from './http/docs.js';
 import { registerFormBodyParser } from './http/form-body.js';
+import { answerConnect } from './http/framing.js';
 import { registerGuard } from './http/guard.js';
 import { collectRoutes, refuseUnexpectedBodies, registerMethodNotAllowed, registerNotFound } from './http/hardening.js';
 import { registerRequestLifecycle } from './http/lifecycle.js';
@@ -110,7 +111,7 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   registerNotFound(app);
   registerJsonBodyParser(app);
   app.addSchema(Problem);
-  await registerOpenApi(app, VERSION);
+  const document = await registerOpenApi(app, VERSION);
   registerRateLimits(app, limits);
   registerGuard(app, services.authenticator, limits, clientAddress);
 
@@ -132,7 +133,7 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   eventRoutes(app, services.events);
   keyRoutes(app, services.keys);
   healthRoutes(app, () => checkReadiness(services.database, services.redis));
-  await registerDocs(app);
+  await registerDocs(app, document);
   developersPage(app);
 
   await app.after();
@@ -144,6 +145,8 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   // An expectation other than 100-continue is ignored, as RFC 9110 §10.1.1 allows, and the request
   // answered as any other, instead of Node's bare 417.
   app.server.on('checkExpectation', shortcut);
+  // CONNECT is answered too (405 or 404), not dropped unanswered.
+  app.server.on('connect', answerConnect(shortcut));
   await app.ready();
   return app;
 }

@@ -92,8 +92,10 @@ function problemsOf(spec: OperationSpec): Set<ProblemCode> {
   const problems = new Set<ProblemCode>(spec.problems);
   // More than one Authorization header is 400 invalid_request (RFC 6750); then the guard's answers.
   if (spec.auth !== 'public') for (const code of ['validation_failed', 'unauthorized', 'invalid_token', 'insufficient_scope'] as const) problems.add(code);
-  // Every method but GET reads a body, and one that takes none refuses any but `{}` (http/hardening.ts).
-  if (spec.body || spec.method !== 'GET') for (const code of ['validation_failed', 'unsupported_media_type', 'payload_too_large'] as const) problems.add(code);
+  // An API operation that takes no body refuses one (http/hardening.ts): any but `{}` where it is
+  // read, any at all on a GET, whose body is never read but told from its headers. The probes (the
+  // only operations outside the API's paths, and the only ones without a rate limit) take anything.
+  if (spec.body || spec.method !== 'GET' || spec.rateLimit !== 'none') for (const code of ['validation_failed', 'unsupported_media_type', 'payload_too_large'] as const) problems.add(code);
   if (spec.querystring) problems.add('validation_failed');
   // A malformed id is answered like an unknown one.
   if (spec.params) problems.add('not_found');

@@ -95,8 +95,66 @@ function shareHeaders<D extends object>(doc: D): D {
   return { ...doc, paths, components: { ...generated.components, headers: shared } };
 }
 
-/** Registers the OpenAPI generator. Must run before any route is added so it sees them all. */
-export async function registerOpenApi(app: FastifyInstance, version: string): Promise<void> {
+/** One form of the document, as sent: its Content-Type and its bytes. */
+export interface DocumentForm {
+  readonly type: string;
+  bytes(): Buffer;
+}
+
+/** The document as JSON and as YAML, serialised once. */
+export interface FixedDocument {
+  readonly json: DocumentForm;
+  readonly yaml: DocumentForm;
+}
+
+/** Where the docs page is, and the UI plugin's own copies of the document (`/json`, `/yaml`) below it. */
+const DOCS_PREFIX = '/docs';
+
+/**
+ * The document is fixed once the app is ready (no route is added after), but the generator caches
+ * only the object, and serialising the whole document for each request would let anyone spend the
+ * server's CPU: each form is serialised once, when the app is ready, and every request sends the
+ * same bytes.
+ */
+function fixedDocument(app: FastifyInstance): FixedDocument {
+  const once = (make: () => string) => {
+    let bytes: Buffer | undefined;
+    return () => (bytes ??= Buffer.from(make()));
+  };
+  const document = {
+    json: { type: 'application/json; charset=utf-8', bytes: once(() => JSON.stringify(app.swagger())) },
+    // The type the UI plugin gives it.
+    yaml: { type: 'application/x-yaml', bytes: once(() => app.swagger({ yaml: true })) },
+  };
+  app.addHook('onReady', (done) => {
+    document.json.bytes();
+    document.yaml.bytes();
+    done();
+  });
+  return document;
+}
+
+/**
+ * The UI plugin serves the document too, from routes that declare no rate limit and serialise it
+ * per request. Here they are given the per-address limit, by an onRoute hook that runs before the
+ * limits' own reads the declaration (registerRateLimits), and send the fixed bytes instead.
+ */
+function fixUiDocumentRoutes(app: FastifyInstance, document: FixedDocument): void {
+  const forms: Readonly<Record<string, DocumentForm>> = { [`${DOCS_PREFIX}/json`]: document.json, [`${DOCS_PREFIX}/yaml`]: document.yaml };
+  app.addHook('onRoute', (route) => {
+    const form = forms[route.url];
+    if (!form) return;
+    route.config = { ...route.config, rateLimit: 'address' };
+    route.handler = (_request, reply) => reply.type(form.type).send(form.bytes());
+  });
+}
+
+/**
+ * Registers the OpenAPI generator. Must run before any route is added so it sees them all, and
+ * before the rate limits' hooks (see {@link fixUiDocumentRoutes}). Returns the document, for
+ * {@link registerDocs} to serve.
+ */
+export async function registerOpenApi(app: FastifyInstance, version: string): Promise<FixedDocument> {
   requireOperations(app);
   await app.register(swagger, {
     openapi: {
@@ -111,6 +169,9 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },
   });
+  const document = fixedDocument(app);
+  fixUiDocumentRoutes(app, document);
+  return document;
 }
 
 const escapeHtml = (s: string) =>
@@ -129,7 +190,7 @@ function problemPage(code: ProblemCode): string {
 </body></html>`;
 }
 
-const DOCS_PAGE = '/docs/';
+const DOCS_PAGE = `${DOCS_PREFIX}/`;
 /**
  * The page builds its document's address from its own, query string included (`/docs?x` then
  * asked for `/docs?x/json` and stayed blank), and the plugin redirects `index.html?x` to itself.
@@ -138,11 +199,15 @@ const DOCS_PAGE = '/docs/';
  */
 const TO_PLAIN_PAGE = /^\/docs(?:\/?\?|\/static\/index\.html(?:\?|$))/;
 
-/** `/openapi.json`, the docs page at `/docs`, and one page per problem type. */
-export async function registerDocs(app: FastifyInstance): Promise<void> {
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+/**
+ * `/openapi.json`, the docs page at `/docs`, and one page per problem type. The document is served
+ * to anyone, so it counts against the client address's limit like the other public routes.
+ */
+export async function registerDocs(app: FastifyInstance, document: FixedDocument): Promise<void> {
+  const { json } = document;
+  app.get('/openapi.json', { schema: { hide: true }, config: { rateLimit: 'address' } }, (_request, reply) => reply.type(json.type).send(json.bytes()));
   await app.register(swaggerUi, {
-    routePrefix: '/docs',
+    routePrefix: DOCS_PREFIX,
     staticCSP: true,
     uiConfig: { docExpansion: 'list', deepLinking: true },
     // The docs page itself needs scripts and styles; the API's default-src 'none' would blank it.

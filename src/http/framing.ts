@@ -1,4 +1,6 @@
-import type { IncomingMessage } from 'node:http';
+import { type IncomingMessage, ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { validationFailed } from '../errors.js';
 
 /**
@@ -32,5 +34,45 @@ export function hasOneHost(req: IncomingMessage): boolean {
  * whatever the client goes on sending, gigabytes under a huge Content-Length or endless chunks.
  */
 export const bodyStillArriving = (req: IncomingMessage): boolean => !req.complete;
+
+/**
+ * Whether the request comes with a body: under any Transfer-Encoding (Node's parser refuses one
+ * beside a Content-Length), or a Content-Length other than 0. Two header lookups, as GET /api/me's
+ * shortcut runs it on every request.
+ */
+export function hasBody(req: IncomingMessage): boolean {
+  const { headers } = req;
+  const length = headers['content-length'];
+  return headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/**
+ * The server's 'connect' listener. CONNECT asks for a tunnel, which this service never opens; Node
+ * hands such a request not to the request listener but to this one, with the bare socket, and
+ * without one destroys the socket unanswered. It is answered here like any other request, by
+ * `handler` (a method the path does not serve: 405 on an API path, 404 elsewhere), then the
+ * connection closes: what follows the request would be the tunnel's bytes, not another request.
+ */
+export function answerConnect(handler: (req: IncomingMessage, res: ServerResponse) => void): (req: IncomingMessage, socket: Duplex) => void {
+  return (req, socket) => {
+    // Node stopped watching the socket: an error on it (a reset) would otherwise be unhandled.
+    socket.on('error', () => socket.destroy());
+    if (!(socket instanceof Socket)) {
+      socket.destroy();
+      return;
+    }
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket);
+    res.once('finish', () => {
+      res.detachSocket(socket);
+      // As Node ends a connection after an answer that closes it; whatever was sent after the
+      // request is discarded.
+      socket.resume();
+      socket.destroySoon();
+    });
+    handler(req, res);
+  };
+}
 
 export const badHost = () => validationFailed([{ field: 'host', message: 'must be sent exactly once' }], 'The request is not valid HTTP: send exactly one Host header.');

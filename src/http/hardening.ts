@@ -2,6 +2,9 @@ import { METHODS as NODE_METHODS } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type FieldError, PROBLEM_LIMITS, ProblemError, validationFailed } from '../errors.js';
 import { redactQuoted } from '../lib/redact.js';
+import { countHeader, hasBody } from './framing.js';
+import { BODY_LIMIT } from './json-body.js';
+import { isMediaType } from './media-type.js';
 import { sendProblem } from './problem.js';
 
 /** The order of an Allow list. */
@@ -42,11 +45,11 @@ const servedElsewhere = (routes: Map<string, Set<string>>, url: string, method: 
   [...routes].some(([pattern, methods]) => pattern !== url && methods.has(method) && matchesPattern(url, pattern));
 
 export function registerMethodNotAllowed(app: FastifyInstance, routes: Map<string, Set<string>>): void {
-  // Every method Node's parser hands on as a request (CONNECT opens a tunnel instead) is routed, so
-  // an API path answers any method it does not serve (TRACE, QUERY, PROPFIND...) with 405, never
-  // with a 404 as if the path did not exist. Their bodies are never read.
+  // Every method Node's parser knows is routed (CONNECT reaches Fastify through framing.ts's
+  // answerConnect), so an API path answers any method it does not serve (TRACE, QUERY, PROPFIND,
+  // CONNECT...) with 405, never with a 404 as if the path did not exist. Their bodies are never read.
   for (const method of NODE_METHODS) {
-    if (method !== 'CONNECT' && !app.supportedMethods.includes(method)) app.addHttpMethod(method);
+    if (!app.supportedMethods.includes(method)) app.addHttpMethod(method);
   }
   for (const [url, methods] of [...routes]) {
     const allow = ALLOW_ORDER.filter((m) => methods.has(m));
@@ -69,25 +72,45 @@ export function registerMethodNotAllowed(app: FastifyInstance, routes: Map<strin
   }
 }
 
+const NO_BODY: FieldError = { field: 'body', message: 'must be absent: this operation takes no body' };
+
 /** What is wrong with a body sent to an operation that takes none; null for none or `{}`. */
 function unexpectedBody(body: unknown): FieldError[] | null {
   if (body === undefined) return null;
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return [{ field: 'body', message: 'must be absent: this operation takes no body' }];
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return [NO_BODY];
   // A field is named after what the client sent, which can be a token: never echo one.
   const fields = Object.keys(body).slice(0, PROBLEM_LIMITS.errors).map((name) => ({ field: redactQuoted(name, PROBLEM_LIMITS.text), message: 'is not allowed' }));
   return fields.length === 0 ? null : fields;
 }
 
 /**
+ * What is wrong with the body of a GET or a HEAD, which Fastify never reads: told from the headers
+ * alone, in the order a read body is refused (its type, its size, then that there is one), so the
+ * answer is the one a DELETE would get, and no byte of it is read; null when there is none.
+ */
+function unreadBody(request: FastifyRequest): ProblemError | null {
+  if (!hasBody(request.raw)) return null;
+  const type = request.headers['content-type'];
+  if (countHeader(request.raw.rawHeaders, 'content-type') > 1 || !isMediaType(type ?? '', 'application/json')) return new ProblemError('unsupported_media_type');
+  if (Number(request.headers['content-length']) > BODY_LIMIT) return new ProblemError('payload_too_large');
+  return validationFailed([NO_BODY]);
+}
+
+/**
  * An API operation that takes no body refuses one, as the others refuse unknown fields: a client
- * that sends `{"user_id": …}` to a DELETE must not believe it was heard. `{}` passes (clients that
- * always send an object), and so does an empty body whatever its Content-Type. Checked after the
- * guard, so an anonymous caller's body is never read.
+ * that sends `{"user_id": …}` to a DELETE, or a body of any kind to a GET, must not believe it was
+ * heard. For a DELETE (whose body is read) `{}` passes, for clients that always send an object; an
+ * empty body passes whatever its Content-Type. Checked after the guard, so an anonymous caller's
+ * body is never read.
  */
 export function refuseUnexpectedBodies(app: FastifyInstance): void {
   app.addHook('onRoute', (route) => {
     if (!isApiRoute(route.url) || route.schema?.body !== undefined) return;
     const check = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void => {
+      if (request.method === 'GET' || request.method === 'HEAD') {
+        done(unreadBody(request) ?? undefined);
+        return;
+      }
       const fields = unexpectedBody(request.body);
       done(fields ? validationFailed(fields) : undefined);
     };

@@ -101,6 +101,21 @@ export function logRequest(log: FastifyBaseLogger, entry: AccessEntry): void {
   );
 }
 
+/** What the access line of a request Node's parser refused says: no method or URL was read. */
+export interface RefusedEntry {
+  readonly id: string;
+  readonly status: number;
+  /** The socket's address: no header (X-Forwarded-For included) was read either. */
+  readonly remote: string;
+  /** Node's code for what was wrong (`HPE_HEADER_OVERFLOW`, `ERR_HTTP_REQUEST_TIMEOUT`...). */
+  readonly clientError: string;
+}
+
+/** The access line of a request answered before it was parsed (http/client-errors.ts). */
+export function logRefusedRequest(log: FastifyBaseLogger, entry: RefusedEntry): void {
+  log.info({ request_id: entry.id, status: entry.status, remote: entry.remote, client_error: entry.clientError }, 'request');
+}
+
 /**
  * A pino child per caller, whose fields pino serializes once: cached callers are the same objects
  * request after request, and formatting the line is most of what the access log costs.

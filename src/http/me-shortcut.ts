@@ -8,7 +8,7 @@ import { requestId } from '../lib/ids.js';
 import { ME_AUTH, meBody, serializeMe } from '../me/routes.js';
 import type { Decision } from '../ratelimit/limiter.js';
 import { readBearerToken } from './bearer.js';
-import { bodyStillArriving, hasOneHost } from './framing.js';
+import { bodyStillArriving, hasBody, hasOneHost } from './framing.js';
 import { authorize } from './guard.js';
 import { SECURITY_HEADERS } from './headers.js';
 import { logRequest } from './logging.js';
@@ -33,10 +33,10 @@ export interface ShortcutDeps {
  * Every step is the very function the route runs: the same feed check, bearer parser,
  * authentication, authorization, rate-limit count, body serializer, headers and access line. What
  * they cannot settle at once goes to Fastify with nothing counted: another request, one without a
- * single Host (Fastify refuses it), a shutdown under way, a token the caches do not hold (its
- * lookup is already running and the route's guard joins it), any error. A request the limit
- * refuses has been counted here; over its limit, Fastify's second count changes nothing, and its
- * 429 is built in the one place.
+ * single Host or with a body (Fastify refuses both), a shutdown under way, a token the caches do
+ * not hold (its lookup is already running and the route's guard joins it), any error. A request
+ * the limit refuses has been counted here; over its limit, Fastify's second count changes nothing,
+ * and its 429 is built in the one place.
  */
 export function meShortcut(deps: ShortcutDeps, fastify: RequestHandler): RequestHandler {
   const answer = (req: IncomingMessage, res: ServerResponse, start: number): void => {
@@ -69,7 +69,7 @@ export function meShortcut(deps: ShortcutDeps, fastify: RequestHandler): Request
     });
   };
   return (req, res) => {
-    if (req.method !== 'GET' || req.url !== '/api/me' || deps.closing() || !hasOneHost(req)) return fastify(req, res);
+    if (req.method !== 'GET' || req.url !== '/api/me' || deps.closing() || !hasOneHost(req) || hasBody(req)) return fastify(req, res);
     const start = performance.now();
     // Catch up with changes made elsewhere first, as the route's onRequest hook does.
     const pending = deps.feed.sync();

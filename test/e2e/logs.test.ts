@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/app.js';
+import { rawRequest } from '../helpers/real-server.js';
 import { request, spawnServer } from '../helpers/server-process.js';
 
 /**
@@ -14,6 +15,8 @@ interface LogLine {
   readonly msg?: string;
   readonly request_id?: string;
   readonly status?: number;
+  readonly method?: string;
+  readonly client_error?: string;
 }
 
 function accessLines(output: string): LogLine[] {
@@ -49,6 +52,23 @@ describe('the access log of a real server', { timeout: 90_000 }, () => {
       const seen = await poll(() => accessLines(server.output()).some((line) => line.request_id === id), 2_000);
       expect(seen, server.output()).toBe(true);
       expect(Date.now() - started).toBeLessThan(500);
+    } finally {
+      await server.stop('SIGKILL');
+    }
+  });
+
+  it('a request Node\'s parser refused, and a CONNECT, were answered with an x-request-id no line had: now each has its access line', async () => {
+    const server = await spawnServer(env);
+    try {
+      const port = Number(new URL(server.url).port);
+      const big = await rawRequest(port, `GET /api/me HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20_000)}`);
+      const tunnel = await rawRequest(port, 'CONNECT /api/me HTTP/1.1\r\nHost: localhost');
+      expect([big.status, JSON.parse(big.body).code, big.headers['x-frame-options']]).toEqual([431, 'headers_too_large', 'DENY']);
+      expect([tunnel.status, JSON.parse(tunnel.body).code, tunnel.headers.allow]).toEqual([405, 'method_not_allowed', 'GET, HEAD, DELETE']);
+      const lineOf = (id: string | undefined) => accessLines(server.output()).find((line) => line.request_id === id);
+      expect(await poll(() => lineOf(big.headers['x-request-id']) !== undefined && lineOf(tunnel.headers['x-request-id']) !== undefined, 2_000), server.output()).toBe(true);
+      expect(lineOf(big.headers['x-request-id'])).toMatchObject({ status: 431, client_error: 'HPE_HEADER_OVERFLOW' });
+      expect(lineOf(tunnel.headers['x-request-id'])).toMatchObject({ status: 405, method: 'CONNECT' });
     } finally {
       await server.stop('SIGKILL');
     }

@@ -91,6 +91,26 @@ describe('the GET /api/me shortcut', () => {
     for (const request of cases) expect((await send(request)).byFastify).toBe(true);
   });
 
+  it('GET /api/me with a body was answered 200 by the shortcut as if it had none: now left to Fastify, which refuses it', async () => {
+    const request: InjectOptions = { method: 'GET', url: '/api/me', headers: bearer(tokens.api) };
+    await t.inject(request);
+    const cases: Array<[InjectOptions, number, string]> = [
+      [{ ...request, headers: { ...bearer(tokens.api), 'content-type': 'text/plain' }, payload: 'ab' }, 415, 'unsupported_media_type'],
+      [{ ...request, headers: { ...bearer(tokens.api), 'content-type': 'application/json' }, payload: '{"user_id":1}' }, 400, 'validation_failed'],
+      [{ ...request, headers: { ...bearer(tokens.api), 'content-type': 'application/json', 'content-length': '99999' } }, 413, 'payload_too_large'],
+      [{ ...request, headers: { ...bearer(tokens.api), 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, payload: '{}' }, 400, 'validation_failed'],
+    ];
+    for (const [options, status, code] of cases) {
+      const { res, byFastify } = await send(options);
+      expect(byFastify).toBe(true);
+      expectProblem(res, status, code);
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+    }
+    // An empty body is no body: the shortcut still answers.
+    const empty = await send({ ...request, headers: { ...bearer(tokens.api), 'content-type': 'text/plain', 'content-length': '0' }, payload: '' });
+    expect([empty.res.statusCode, empty.byFastify]).toEqual([200, false]);
+  });
+
   it('a request over the limit is counted once more and answered 429 by Fastify, with its RateLimit fields', async () => {
     const limited = await startTestApp({ env: { RATE_LIMITS: 'on', RATE_LIMIT_CREDENTIAL: '2/60' } });
     try {

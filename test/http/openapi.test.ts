@@ -1,5 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PROBLEMS } from '../../src/errors.js';
+import { SECURITY_HEADERS } from '../../src/http/headers.js';
+import { expectProblem } from '../helpers/api.js';
 import { type TestApp, startTestApp } from '../helpers/app.js';
 
 interface Operation {
@@ -142,5 +144,61 @@ describe('OpenAPI document and docs', () => {
     }
     for (const url of ['/docs', '/docs/']) expect((await t.inject({ method: 'GET', url })).statusCode).toBe(200);
     expect((await t.inject({ method: 'GET', url: '/docs/static/swagger-ui.css?v=1' })).statusCode).toBe(200);
+  });
+});
+
+/** The three addresses the document is served at, and the type each is sent as. */
+const DOCUMENT_ROUTES = [
+  ['/openapi.json', 'application/json; charset=utf-8'],
+  ['/docs/json', 'application/json; charset=utf-8'],
+  ['/docs/yaml', 'application/x-yaml'],
+] as const;
+
+describe('serving the document', () => {
+  it('/openapi.json, /docs/json and /docs/yaml serialised the 238 KB document again on every request: now each sends the bytes fixed when the app was ready', async () => {
+    const t = await startTestApp();
+    try {
+      const first = await Promise.all(DOCUMENT_ROUTES.map(([url]) => t.inject({ method: 'GET', url })));
+      const generate = vi.spyOn(t.app, 'swagger');
+      const stringify = vi.spyOn(JSON, 'stringify');
+      try {
+        for (const [i, [url, type]] of DOCUMENT_ROUTES.entries()) {
+          const res = await t.inject({ method: 'GET', url });
+          expect([url, res.statusCode, res.headers['content-type']]).toEqual([url, 200, type]);
+          expect(res.headers['x-content-type-options']).toBe(SECURITY_HEADERS['x-content-type-options']);
+          expect(res.rawPayload.equals(first[i]?.rawPayload ?? Buffer.alloc(0)), url).toBe(true);
+        }
+        expect(generate).not.toHaveBeenCalled();
+        expect(stringify.mock.calls.filter(([value]) => (value as { openapi?: unknown } | null)?.openapi !== undefined)).toEqual([]);
+      } finally {
+        stringify.mockRestore();
+        generate.mockRestore();
+      }
+      expect(first[1]?.body).toBe(first[0]?.body);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('the document was served to anyone without limit: each of its addresses now counts against the client address, with the RateLimit fields, and 429 past the limit', async () => {
+    const t = await startTestApp({ env: { RATE_LIMITS: 'on', RATE_LIMIT_ADDRESS: '3/60' } });
+    try {
+      for (const [i, [url]] of DOCUMENT_ROUTES.entries()) {
+        const res = await t.inject({ method: 'GET', url });
+        expect([url, res.statusCode]).toEqual([url, 200]);
+        expect(res.headers['ratelimit-policy']).toBe('"address";q=3;w=60');
+        expect(res.headers.ratelimit).toMatch(new RegExp(`^"address";r=${2 - i};t=\\d+$`));
+      }
+      for (const [url] of DOCUMENT_ROUTES) {
+        const refused = await t.inject({ method: 'GET', url });
+        expectProblem(refused, 429, 'rate_limited');
+        expect(refused.headers['retry-after']).toMatch(/^\d+$/);
+        expect(refused.headers.ratelimit).toMatch(/^"address";r=0;t=\d+$/);
+      }
+      // Another address has its own budget.
+      expect((await t.inject({ method: 'GET', url: '/openapi.json', remoteAddress: '192.0.2.9' })).statusCode).toBe(200);
+    } finally {
+      await t.close();
+    }
   });
 });

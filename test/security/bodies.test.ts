@@ -437,6 +437,40 @@ describe('hostile request bodies', () => {
       },
     );
 
+    // Regression: Fastify never reads the body of a GET or a HEAD, so one was answered as if there
+    // were none (GET /api/me with `ab` as text/plain and a valid token: 200).
+    const JSON_TYPE = { 'content-type': 'application/json' };
+    const GET_BODIES: Array<[string, number, string, Record<string, string>, string | undefined]> = [
+      ['text/plain', 415, 'unsupported_media_type', { 'content-type': 'text/plain' }, 'ab'],
+      ['no Content-Type', 415, 'unsupported_media_type', {}, 'ab'],
+      ['two Content-Types', 415, 'unsupported_media_type', { 'content-type': 'application/json, text/plain' }, '{}'],
+      ['malformed JSON', 400, 'validation_failed', JSON_TYPE, '{'],
+      ['{"user_id":1}', 400, 'validation_failed', JSON_TYPE, '{"user_id":1}'],
+      ['{}', 400, 'validation_failed', JSON_TYPE, '{}'],
+      ['Content-Length: 99999', 413, 'payload_too_large', { ...JSON_TYPE, 'content-length': '99999' }, undefined],
+    ];
+    it.each(GET_BODIES)('a GET with a body (%s) was answered as if it had none: now %i %s, on every spelling of the path and for HEAD', async (_what, status, code, headers, payload) => {
+      for (const url of ['/api/me', '/%61pi/me', '/api/tokens', '/api/scopes']) {
+        const res = await t.inject({ method: 'GET', url, headers: { ...headers, ...bearer(user.jwt) }, ...(payload === undefined ? {} : { payload }) });
+        const body = expectRefused(res, status, code);
+        expect(res.headers['x-content-type-options'], url).toBe('nosniff');
+        if (code === 'validation_failed') expect(body.errors, url).toEqual([{ field: 'body', message: 'must be absent: this operation takes no body' }]);
+        const head = await t.inject({ method: 'HEAD', url, headers: { ...headers, ...bearer(user.jwt) }, ...(payload === undefined ? {} : { payload }) });
+        expect([url, head.statusCode, head.headers['content-type']]).toEqual([url, status, 'application/problem+json']);
+      }
+    });
+
+    it('a GET with a body from an anonymous caller is refused by the guard first (401), and an empty body is no body', async () => {
+      for (const [, , , headers, payload] of GET_BODIES) {
+        const res = await t.inject({ method: 'GET', url: '/api/me', headers, ...(payload === undefined ? {} : { payload }) });
+        expectRefused(res, 401, 'unauthorized');
+      }
+      for (const type of ['text/plain', 'application/json']) {
+        const res = await t.inject({ method: 'GET', url: '/api/me', payload: '', headers: { 'content-type': type, 'content-length': '0', ...bearer(user.jwt) } });
+        expect(res.statusCode, res.body).toBe(200);
+      }
+    });
+
     it('an anonymous body is never read: 401 first', async () => {
       const res = await t.inject({ method: 'DELETE', url: '/api/auth/sessions', payload: '{"user_id":"x"}', headers: { 'content-type': 'application/json' } });
       expect(res.statusCode).toBe(401);

@@ -1,7 +1,9 @@
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tempDir } from '../helpers/app.js';
+import type { AddressInfo } from 'node:net';
+import { SECURITY_HEADERS } from '../../src/http/headers.js';
+import { startTestApp, type TestApp, tempDir } from '../helpers/app.js';
 import { createApiToken, json, signup } from '../helpers/api.js';
 import { type RawResponse, rawRequest, type RealServer, startRealServer } from '../helpers/real-server.js';
 
@@ -128,9 +130,9 @@ describe('HTTP framing over a real socket', () => {
       ['a 401, chunked', 'POST /api/tokens', [], true],
       ['a 404', 'POST /nowhere', [], false],
       ['a 415', 'POST /api/auth/login', ['Content-Type: text/plain'], false],
-      ['a 200 of GET /api/me with a body', 'GET /api/me', ['Authorization: Bearer {t}'], false],
+      ['a 413 of GET /api/me with a body', 'GET /api/me', ['Authorization: Bearer {t}'], false],
       ['a 200 of the Developers page with a body', 'GET /developers', [], false],
-      ['a 200 of the scope catalogue with a body, chunked', 'GET /api/scopes', [], true],
+      ['a 400 of the scope catalogue with a body, chunked', 'GET /api/scopes', [], true],
     ])(
       'after %s the connection stayed open and the server read and discarded whatever followed (gigabytes, unauthenticated): now it closes',
       async (_what, target, lines, chunked) => {
@@ -231,6 +233,88 @@ describe('HTTP framing over a real socket', () => {
         await a.close();
         dir.remove();
       }
+    });
+  });
+
+  /**
+   * The same app listening with its log in hand (the server above logs nothing): what a client
+   * sent that never became a request of Fastify's is still answered with every header and logged.
+   */
+  describe('answers outside the request listener', () => {
+    let logged: TestApp;
+    let port: number;
+    beforeAll(async () => {
+      logged = await startTestApp();
+      await logged.app.listen({ port: 0, host: '127.0.0.1' });
+      port = (logged.app.server.address() as AddressInfo).port;
+    });
+    afterAll(() => logged.close());
+
+    const accessLine = async (id: string | undefined): Promise<Record<string, unknown> | undefined> => {
+      expect(id).toMatch(/^[0-9a-f-]{36}$/);
+      await expect.poll(() => logged.logs.some((line) => line.includes(`"request_id":"${id}"`)), { timeout: 2_000 }).toBe(true);
+      const line = logged.logs.find((l) => l.includes(`"request_id":"${id}"`));
+      return line === undefined ? undefined : (JSON.parse(line) as Record<string, unknown>);
+    };
+
+    function expectEveryHeader(res: RawResponse): void {
+      for (const [name, value] of Object.entries(SECURITY_HEADERS)) expect([name, res.headers[name]]).toEqual([name, value]);
+      expect(res.headers.connection).toBe('close');
+    }
+
+    /** Writes `head` and nothing more; resolves with what the server answers once it closes. */
+    const stalled = (head: string) =>
+      new Promise<RawResponse>((resolve, reject) => {
+        const chunks: Buffer[] = [];
+        const socket = connect(port, '127.0.0.1', () => socket.write(head));
+        socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+        socket.on('error', (error) => (chunks.length === 0 ? reject(error) : undefined));
+        socket.on('close', () => {
+          const text = Buffer.concat(chunks).toString('latin1');
+          const split = text.indexOf('\r\n\r\n');
+          const headers = Object.fromEntries(text.slice(0, split).split('\r\n').slice(1).map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+          resolve({ status: Number(text.split(' ')[1]), headers, body: text.slice(split + 4) });
+        });
+      });
+
+    it(
+      'a request Node\'s parser refused was answered with an x-request-id no log line had, and two of the six security headers: now every header, and an access line',
+      async () => {
+        const raw = (request: string) => rawRequest(port, request);
+        const cases: Array<[string, Promise<RawResponse>, number, string, RegExp]> = [
+          ['a 20 KB header', raw(`GET /api/me HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(20_000)}`), 431, 'headers_too_large', /^HPE_HEADER_OVERFLOW$/],
+          ['a bad method', raw('G@T / HTTP/1.1\r\nHost: localhost'), 400, 'validation_failed', /^HPE_INVALID_METHOD$/],
+          ['bare LF line endings', stalled('GET /healthz HTTP/1.1\nHost: localhost\n\n'), 400, 'validation_failed', /^HPE_[A-Z_]+$/],
+          ['the HTTP/2 preface', stalled('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), 400, 'validation_failed', /^HPE_PAUSED_H2_UPGRADE$/],
+          ['Content-Length with Transfer-Encoding', raw('POST /api/tokens HTTP/1.1\r\nHost: localhost\r\nContent-Length: 3\r\nTransfer-Encoding: chunked'), 400, 'validation_failed', /^HPE_[A-Z_]+$/],
+          ['the request timeout', stalled('GET /api/me HTTP/1.1\r\nHost: localhost\r\nX-Slow: '), 408, 'request_timeout', /^ERR_HTTP_REQUEST_TIMEOUT$/],
+        ];
+        for (const [what, answer, status, code, clientError] of cases) {
+          const res = await answer;
+          expect([what, res.status]).toEqual([what, status]);
+          expectProblem(res, status, code);
+          expectEveryHeader(res);
+          const line = await accessLine(res.headers['x-request-id']);
+          expect(line, what).toMatchObject({ level: 30, msg: 'request', status, remote: '127.0.0.1', client_error: expect.stringMatching(clientError) });
+          expect(line, what).not.toHaveProperty('method');
+          expect(line, what).not.toHaveProperty('url');
+        }
+      },
+      25_000,
+    );
+
+    it.each([
+      ['CONNECT /api/me', 405, 'method_not_allowed', 'localhost', 'GET, HEAD, DELETE'],
+      ['CONNECT /api/tokens/00000000-0000-4000-8000-000000000000', 405, 'method_not_allowed', 'localhost', 'GET, HEAD, PATCH, DELETE'],
+      ['CONNECT example.com:443', 404, 'not_found', 'example.com:443', undefined],
+      ['CONNECT /healthz', 404, 'not_found', 'localhost', undefined],
+    ])('%s got no answer (Node destroyed the socket): now %i %s, an access line, then the connection closes', async (target, status, code, host, allow) => {
+      const res = await rawRequest(port, `${target} HTTP/1.1\r\nHost: ${host}`, 'tunnel bytes');
+      expectProblem(res, status, code);
+      expectEveryHeader(res);
+      expect(res.headers.allow).toBe(allow);
+      const line = await accessLine(res.headers['x-request-id']);
+      expect(line).toMatchObject({ msg: 'request', method: 'CONNECT', url: target.slice('CONNECT '.length), status, remote: '127.0.0.1' });
     });
   });
 });
