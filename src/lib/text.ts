@@ -96,8 +96,8 @@ const PERCENT_ESCAPES = /(?:%[0-9A-Fa-f]{2})+/g;
 
 /**
  * One round of percent-decoding that never throws: each run of escapes is decoded as UTF-8, bytes
- * that are not UTF-8 becoming U+FFFD. No exception per bad run: a URL made of thousands of them
- * (`%ffx%ffx…`) cost decodeURIComponent's throw and catch each, tens of milliseconds a request.
+ * that are not UTF-8 becoming U+FFFD. No exception per bad run: decodeURIComponent's throw and
+ * catch for each of thousands of them (`%ffx%ffx…`) would cost far more than the text's length.
  */
 export function decodeOnce(text: string): string {
   return text.replace(PERCENT_ESCAPES, (run) => Buffer.from(run.replaceAll('%', ''), 'hex').toString('utf8'));
