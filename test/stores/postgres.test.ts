@@ -50,8 +50,13 @@ describe.skipIf(!available)('PostgreSQL: a change transaction aborted to break a
       await sql`set local deadlock_timeout = '30s'`.execute(other);
       await sql`update rows_to_lock set v = v + 1 where id = 1`.execute(other);
       let runs = 0;
+      // A run again before the other side's update of row 2 could take row 2 first and deadlock
+      // once more: it waits until the other side has committed.
+      let otherCommitted = (): void => {};
+      const committed = new Promise<void>((resolve) => (otherCommitted = resolve));
       const change = changeTransaction(db, async (trx) => {
         runs++;
+        if (runs > 1) await committed;
         await sql`update rows_to_lock set v = v + 10 where id = 2`.execute(trx);
         await sql`update rows_to_lock set v = v + 10 where id = 1`.execute(trx);
         return runs;
@@ -68,6 +73,7 @@ describe.skipIf(!available)('PostgreSQL: a change transaction aborted to break a
       // Row 2 is the change transaction's now: this waits for it, which waits for row 1.
       await sql`update rows_to_lock set v = v + 1 where id = 2`.execute(other);
       await other.commit().execute();
+      otherCommitted();
       expect(await change).toBe(2);
       const rows = await sql<{ id: number; v: number }>`select id, v from rows_to_lock order by id`.execute(db);
       expect(rows.rows).toEqual([{ id: 1, v: 11 }, { id: 2, v: 11 }]);
