@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', 'test-results/', 'bench/results/', 'scratch/', 'web/dist/', 'packages/*/dist/'] },
+  { ignores: ['dist/', 'types/openapi.d.ts', 'node_modules/', 'coverage/', 'test-results/', 'bench/results/', 'scratch/', 'web/dist/', 'packages/*/dist/'] },
   js.configs.recommended,
   ...tseslint.configs.strict,
   {

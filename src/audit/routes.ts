@@ -35,8 +35,8 @@ const Details = Type.Object(
     report_format: Type.Optional(Type.Enum(['list', 'github'], { description: 'How a leak was reported: a list of strings, or GitHub secret scanning.' })),
     allowed_cidrs: Type.Optional(Type.Array(Type.String({ maxLength: 43 }), { maxItems: 20, description: 'The networks a token is limited to, after a PATCH.' })),
     reason: Type.Optional(
-      Type.Enum(['ended', 'others_ended', 'password_changed', 'rotated_again', 'rotation_grace_ended'], {
-        description: 'Why a session or token ended: by itself, with every other, by a password change, by a second rotation, at the end of its rotation grace.',
+      Type.Enum(['ended', 'others_ended', 'password_changed', 'rotated_again', 'rotation_grace_ended', 'lifetime_ended'], {
+        description: 'Why a session or token ended: by itself, with every other, by a password change, by a second rotation, at the end of its rotation grace, at its own expiry.',
       }),
     ),
     sessions_ended: Type.Optional(Type.Integer({ format: 'int32', minimum: 0, maximum: 2_147_483_647, description: 'How many other sessions a password change ended.' })),

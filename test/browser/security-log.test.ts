@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Answer, AuditEvent } from '../../types/api.js';
 import { browserAvailable, focused, screenshot, signedIn, tabTo, type Served, type SignedIn, type Watch } from './harness.js';
 
 /*
@@ -152,6 +154,32 @@ describe.skipIf(!run)('Developers page: security log and leaked tokens', { timeo
     // The leaked API token stays on the API tokens screen only.
     expect(await page.locator('li.item-leaked').count()).toBe(1);
     await screenshot(page, 'leaked-app-token', GROUP);
+  });
+
+  it('token.expired said "its rotation grace period was over" for every expiry: now it says which end it was', async () => {
+    // The sweeps that record token.expired do not run in this server, so the log is answered here,
+    // in the document's own shape: one token at its expiry, one at the end of a rotation's grace.
+    const expired = (id: string, name: string, reason: 'lifetime_ended' | 'rotation_grace_ended'): AuditEvent => ({
+      id: randomUUID(),
+      type: 'token.expired',
+      occurred_at: new Date().toISOString(),
+      actor: { type: 'system', id: null },
+      subject: { type: 'token', id },
+      ip: null,
+      user_agent: null,
+      request_id: null,
+      details: { token_type: 'api_token', name, reason },
+    });
+    const log: Answer<'listAuditEvents'> = { events: [expired(randomUUID(), 'nightly', 'lifetime_ended'), expired(randomUUID(), 'deploy', 'rotation_grace_ended')], next_cursor: null };
+    await page.route('**/api/audit?*', (route) => route.fulfill({ json: log }));
+    try {
+      await page.getByRole('link', { name: 'Security log' }).click();
+      await typeFilter().selectOption('token.expired');
+      await expect.poll(titles).toEqual(['API token “nightly” expired: it reached its expiry date', 'API token “deploy” expired: its rotation grace period was over']);
+      expect(await typeFilter().locator('option:checked').innerText()).toBe('Tokens expired');
+    } finally {
+      await page.unroute('**/api/audit?*');
+    }
   });
 
   it('broke no CSP rule and logged no unexpected error', () => {

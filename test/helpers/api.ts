@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
+import type { Answer } from '../../types/api.js';
 import type { TestApp } from './app.js';
 
 export const PASSWORD = 'correct horse battery staple';
@@ -39,20 +40,17 @@ export async function signup(t: TestApp, overrides: Partial<{ email: string; use
   const body = { email: `user-${tag}@example.com`, username: `user_${tag}`, password: PASSWORD, ...overrides };
   const res = await json(t, 'POST', '/api/auth/signup', body);
   expect(res.statusCode, res.body).toBe(201);
-  const { token, user } = res.json() as { token: string; user: { id: string; email: string; username: string } };
+  const { token, user } = res.json() as Answer<'signUp', 201>;
   return { id: user.id, email: user.email, username: user.username, password: body.password, jwt: token };
 }
 
 export async function login(t: TestApp, email: string, password = PASSWORD): Promise<string> {
   const res = await json(t, 'POST', '/api/auth/login', { email, password });
   expect(res.statusCode, res.body).toBe(200);
-  return (res.json() as { token: string }).token;
+  return (res.json() as Answer<'logIn'>).token;
 }
 
-export interface CreatedApiToken {
-  readonly id: string;
-  readonly token: string;
-}
+export type CreatedApiToken = Answer<'createApiToken', 201>;
 
 export async function createApiToken(t: TestApp, jwt: string, body: Record<string, unknown> = {}): Promise<CreatedApiToken> {
   const res = await json(t, 'POST', '/api/tokens', { name: 'test token', ...body }, jwt);
@@ -60,12 +58,7 @@ export async function createApiToken(t: TestApp, jwt: string, body: Record<strin
   return res.json() as CreatedApiToken;
 }
 
-export interface RegisteredApp {
-  readonly id: string;
-  readonly token: string;
-  readonly token_id: string;
-  readonly name: string;
-}
+export type RegisteredApp = Answer<'registerApp', 201>;
 
 export async function registerApp(t: TestApp, jwt: string, body: Record<string, unknown> = {}): Promise<RegisteredApp> {
   const res = await json(t, 'POST', '/api/apps', { name: 'Test App', description: 'for tests', ...body }, jwt);

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import type { Answer } from '../../types/api.js';
 import { tempDir } from './app.js';
 import { scaleOutEnv } from './scale-out.js';
 import { runCli, type ServerProcess, spawnServer } from './server-process.js';
@@ -20,22 +21,10 @@ export interface Received {
 }
 
 /** An endpoint as POST /api/webhooks and `rz-auth webhooks add` show it, with its secret. */
-export interface EndpointJson {
-  readonly id: string;
-  readonly url: string;
-  readonly description: string | null;
-  readonly event_types: string[];
-  readonly created_at: string;
-  readonly secret: string;
-}
+export type EndpointJson = Answer<'createWebhook', 201>;
 
-/** A delivery as the listing shows it (attempts and times left out: the e2e tests do not read them). */
-export interface DeliveryJson {
-  readonly id: string;
-  readonly event_id: string | null;
-  readonly event_type: string;
-  readonly status: string;
-}
+/** A delivery as the listing shows it. */
+export type DeliveryJson = Answer<'listWebhookDeliveries'>['deliveries'][number];
 
 /** The body of a delivery (docs: webhooks design, "Sending"). */
 export interface DeliveryBody {

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiToken, json, signup, type TestUser } from '../helpers/api.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { TestClock } from '../helpers/clock.js';
+import type { DeliveryJson } from '../helpers/webhooks.js';
 import { WebhookQueue } from '../../src/webhooks/queue.js';
 
 interface Received {
@@ -14,15 +15,6 @@ interface Received {
   body: string;
 }
 
-interface DeliveryJson {
-  id: string;
-  event_id: string | null;
-  event_type: string;
-  status: string;
-  next_attempt_at: string | null;
-  finished_at: string | null;
-  attempts: Array<{ attempted_at: string; status_code: number | null; error: string | null; duration_ms: number }>;
-}
 
 /**
  * Contract §9: events reach a real local receiver (WEBHOOK_ALLOW_PRIVATE=true), signed, for their

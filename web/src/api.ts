@@ -1,95 +1,31 @@
+import type { Answer, operations, paths, RequestBody } from '../../types/api.js';
+
 /**
  * The rz-auth public API as the page uses it. Same origin, JSON only; the user token travels in the
- * Authorization header and nowhere else (never in a URL, so never in logs or history).
+ * Authorization header and nowhere else (never in a URL, so never in logs or history). Every path,
+ * body and answer is typed from the OpenAPI document (types/openapi.d.ts, generated at build time),
+ * so the page cannot drift from the API without failing its typecheck.
  */
 
-export interface User {
-  readonly id: string;
-  readonly username: string;
-  readonly email: string;
-}
-
-export interface SessionGrant {
-  readonly token: string;
-  readonly user: User;
-}
-
+export type SessionGrant = Answer<'logIn'>;
+export type User = SessionGrant['user'];
 /** An active app token as GET /api/apps/{id}/tokens lists it: never its value. */
-export interface AppToken {
-  readonly id: string;
-  readonly scopes: readonly string[];
-  readonly created_at: string;
-  readonly expires_at: string | null;
-  readonly last_used_at: string | null;
-  readonly hint: string;
-}
-
-export interface ApiToken extends AppToken {
-  readonly name: string;
-}
-
-export interface CreatedApiToken {
-  readonly id: string;
-  readonly token: string;
-  readonly name: string;
-  readonly scopes: readonly string[];
-  readonly created_at: string;
-  readonly expires_at: string | null;
-  readonly allowed_cidrs: readonly string[] | null;
-}
-
+export type AppToken = Answer<'listAppTokens'>['tokens'][number];
+export type ApiToken = Answer<'listApiTokens'>['tokens'][number];
+export type CreatedApiToken = Answer<'createApiToken', 201>;
 /** One token with what it has done: GET /api/tokens/{id}. */
-export interface TokenDetail extends ApiToken {
-  readonly type: 'api_token' | 'app_token';
-  readonly allowed_cidrs: readonly string[] | null;
-  readonly last_used_ip: string | null;
-  readonly scopes_used: readonly string[];
-}
-
+export type TokenDetail = Answer<'getToken'>;
 /** The new token of a rotation, of the same kind as the one it replaces. */
-export interface RotatedToken extends CreatedApiToken {
-  readonly type: 'api_token' | 'app_token';
-  readonly replaces: string;
-}
-
-export interface App {
-  readonly id: string;
-  readonly name: string;
-  readonly description: string;
-  readonly created_at: string;
-}
-
-export interface RegisteredApp extends App {
-  readonly token: string;
-  readonly token_id: string;
-}
-
-export interface IssuedAppToken {
-  readonly token: string;
-  readonly token_id: string;
-  readonly created_at: string;
-}
-
+export type RotatedToken = Answer<'rotateToken', 201>;
+export type App = Answer<'listApps'>['apps'][number];
+export type RegisteredApp = Answer<'registerApp', 201>;
+export type IssuedAppToken = Answer<'issueAppToken', 201>;
 /** A session of the signed-in user: one per login or signup still active. */
-export interface UserSession {
-  readonly id: string;
-  readonly created_at: string;
-  readonly last_used_at: string | null;
-  readonly ip: string | null;
-  readonly user_agent: string | null;
-  readonly current: boolean;
-}
-
-/** The token types a scope may be given to. */
-export type ScopeTokenType = 'api_token' | 'app_token';
-
+export type UserSession = Answer<'listSessions'>['sessions'][number];
 /** A scope of the catalogue: rz-auth's own (`builtin`) or the platform's. */
-export interface ScopeInfo {
-  readonly name: string;
-  readonly description: string;
-  readonly token_types: readonly ScopeTokenType[];
-  readonly builtin: boolean;
-}
+export type ScopeInfo = Answer<'listScopes'>['scopes'][number];
+/** The token types a scope may be given to. */
+export type ScopeTokenType = ScopeInfo['token_types'][number];
 
 export interface FieldError {
   readonly field: string;
@@ -143,17 +79,47 @@ async function toApiError(response: Response): Promise<ApiError> {
   );
 }
 
-/** One API call: the modules beside this one (api-security.ts) build their calls on it. */
-export async function call<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, token: string | null, body?: unknown): Promise<T> {
+type Method = 'get' | 'post' | 'patch' | 'delete';
+/** The document's operation for a path and method (never when it has none). */
+type Operation<P extends keyof paths, M extends Method> = NonNullable<paths[P][M]>;
+/** The paths that have an operation for `method`. */
+type PathOf<M extends Method> = { [P in keyof paths]: [Operation<P, M>] extends [never] ? never : P }[keyof paths];
+/** What a successful answer holds: its JSON, or nothing for a 204. */
+type Success<O> = O extends { responses: infer R }
+  ? { [S in keyof R]: S extends 204 ? undefined : S extends 200 | 201 | 202 ? (R[S] extends { content: { 'application/json': infer B } } ? B : never) : never }[keyof R]
+  : never;
+type Body<O> = O extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
+type PathParams<O> = O extends { parameters: { path: infer Params } } ? Params : never;
+type QueryParams<O> = O extends { parameters: { query?: infer Query } } ? Query : never;
+
+/** The rest of a request: a value for each of the path's `{parameters}`, the query and the body, each where the operation has one. */
+type Init<O> = ([PathParams<O>] extends [never] ? { readonly path?: never } : { readonly path: PathParams<O> }) & {
+  readonly query?: QueryParams<O>;
+  readonly body?: Body<O>;
+};
+
+/** `/api/tokens/{id}` with its `{id}`, each value URL-encoded. */
+const fill = (template: string, params: Readonly<Record<string, string>> = {}): string =>
+  template.replace(/\{([a-z_]+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
+
+function urlOf(template: string, path: object | undefined, query: object | undefined): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(query ?? {})) if (value !== undefined) search.set(name, String(value));
+  const text = search.toString();
+  return `${fill(template, path as Record<string, string> | undefined)}${text === '' ? '' : `?${text}`}`;
+}
+
+/** One API call, typed by its path and method from the document: the modules beside this one build their calls on it. */
+export async function call<M extends Method, P extends PathOf<M>>(method: M, path: P, token: string | null, init: Init<Operation<P, M>>): Promise<Success<Operation<P, M>>> {
   const headers: Record<string, string> = { accept: 'application/json' };
-  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (init.body !== undefined) headers['content-type'] = 'application/json';
   if (token !== null) headers.authorization = `Bearer ${token}`;
   let response: Response;
   try {
-    response = await fetch(path, {
-      method,
+    response = await fetch(urlOf(path, init.path, init.query ?? undefined), {
+      method: method.toUpperCase(),
       headers,
-      body: body === undefined ? null : JSON.stringify(body),
+      body: init.body === undefined ? null : JSON.stringify(init.body),
       // Responses carry credentials or per-user data: never from or into a cache.
       cache: 'no-store',
       credentials: 'omit',
@@ -163,44 +129,40 @@ export async function call<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path:
     throw new ApiError(0, 'network', '', [], null, null);
   }
   if (!response.ok) throw await toApiError(response);
-  if (response.status === 204) return undefined as T;
-  return (await response.json()) as T;
+  if (response.status === 204) return undefined as Success<Operation<P, M>>;
+  return (await response.json()) as Success<Operation<P, M>>;
 }
 
-const id = (value: string) => encodeURIComponent(value);
+type Input<Op extends keyof operations> = RequestBody<Op>;
 
-export const signup = (input: { email: string; username: string; password: string }) =>
-  call<SessionGrant>('POST', '/api/auth/signup', null, input);
-export const login = (input: { email: string; password: string }) => call<SessionGrant>('POST', '/api/auth/login', null, input);
-export const logout = (jwt: string) => call<undefined>('POST', '/api/auth/logout', jwt);
+export const signup = (body: Input<'signUp'>) => call('post', '/api/auth/signup', null, { body });
+export const login = (body: Input<'logIn'>) => call('post', '/api/auth/login', null, { body });
+export const logout = (jwt: string) => call('post', '/api/auth/logout', jwt, {});
 
-export const listTokens = (jwt: string) => call<{ tokens: ApiToken[] }>('GET', '/api/tokens', jwt);
-export const createToken = (jwt: string, input: { name: string; scopes: string[]; expires_at?: string; allowed_cidrs?: string[] }) =>
-  call<CreatedApiToken>('POST', '/api/tokens', jwt, input);
-export const getToken = (jwt: string, tokenId: string) => call<TokenDetail>('GET', `/api/tokens/${id(tokenId)}`, jwt);
+export const listTokens = (jwt: string) => call('get', '/api/tokens', jwt, {});
+export const createToken = (jwt: string, body: Input<'createApiToken'>) => call('post', '/api/tokens', jwt, { body });
+export const getToken = (jwt: string, id: string) => call('get', '/api/tokens/{id}', jwt, { path: { id } });
 /** Renames or narrows a token: scopes and networks may only shrink. */
-export const updateToken = (jwt: string, tokenId: string, input: { name?: string; scopes?: string[]; allowed_cidrs?: string[] }) =>
-  call<TokenDetail>('PATCH', `/api/tokens/${id(tokenId)}`, jwt, input);
-export const rotateToken = (jwt: string, tokenId: string, graceSeconds: number) =>
-  call<RotatedToken>('POST', `/api/tokens/${id(tokenId)}/rotate`, jwt, { grace_seconds: graceSeconds });
+export const updateToken = (jwt: string, id: string, body: Input<'updateToken'>) => call('patch', '/api/tokens/{id}', jwt, { path: { id }, body });
+export const rotateToken = (jwt: string, id: string, graceSeconds: number) =>
+  call('post', '/api/tokens/{id}/rotate', jwt, { path: { id }, body: { grace_seconds: graceSeconds } });
 /** Revokes an API token or an app token of one of the caller's apps. */
-export const revokeToken = (jwt: string, tokenId: string) => call<undefined>('DELETE', `/api/tokens/${id(tokenId)}`, jwt);
+export const revokeToken = (jwt: string, id: string) => call('delete', '/api/tokens/{id}', jwt, { path: { id } });
 
-export const listApps = (jwt: string) => call<{ apps: App[] }>('GET', '/api/apps', jwt);
-export const registerApp = (jwt: string, input: { name: string; description: string; scopes?: string[] }) => call<RegisteredApp>('POST', '/api/apps', jwt, input);
-export const deleteApp = (jwt: string, appId: string) => call<undefined>('DELETE', `/api/apps/${id(appId)}`, jwt);
-export const listAppTokens = (jwt: string, appId: string) => call<{ tokens: AppToken[] }>('GET', `/api/apps/${id(appId)}/tokens`, jwt);
+export const listApps = (jwt: string) => call('get', '/api/apps', jwt, {});
+export const registerApp = (jwt: string, body: Input<'registerApp'>) => call('post', '/api/apps', jwt, { body });
+export const deleteApp = (jwt: string, id: string) => call('delete', '/api/apps/{id}', jwt, { path: { id } });
+export const listAppTokens = (jwt: string, id: string) => call('get', '/api/apps/{id}/tokens', jwt, { path: { id } });
 /** Without scopes, no body at all: a token that can call GET /api/me and read its own app. */
-export const issueAppToken = (jwt: string, appId: string, scopes: readonly string[] = []) =>
-  call<IssuedAppToken>('POST', `/api/apps/${id(appId)}/tokens`, jwt, scopes.length > 0 ? { scopes } : undefined);
+export const issueAppToken = (jwt: string, id: string, scopes: readonly string[] = []) =>
+  call('post', '/api/apps/{id}/tokens', jwt, { path: { id }, ...(scopes.length > 0 ? { body: { scopes: [...scopes] } } : {}) });
 
-export const changePassword = (jwt: string, input: { current_password: string; new_password: string }) =>
-  call<undefined>('POST', '/api/auth/password', jwt, input);
-export const listSessions = (jwt: string) => call<{ sessions: UserSession[] }>('GET', '/api/auth/sessions', jwt);
-export const revokeSession = (jwt: string, sessionId: string) => call<undefined>('DELETE', `/api/auth/sessions/${id(sessionId)}`, jwt);
-export const revokeOtherSessions = (jwt: string) => call<undefined>('DELETE', '/api/auth/sessions', jwt);
+export const changePassword = (jwt: string, body: Input<'updatePassword'>) => call('post', '/api/auth/password', jwt, { body });
+export const listSessions = (jwt: string) => call('get', '/api/auth/sessions', jwt, {});
+export const revokeSession = (jwt: string, id: string) => call('delete', '/api/auth/sessions/{id}', jwt, { path: { id } });
+export const revokeOtherSessions = (jwt: string) => call('delete', '/api/auth/sessions', jwt, {});
 /** Deletes the account with everything it owns; the password confirms it. */
-export const deleteAccount = (jwt: string, password: string) => call<undefined>('DELETE', '/api/me', jwt, { password });
+export const deleteAccount = (jwt: string, password: string) => call('delete', '/api/me', jwt, { body: { password } });
 
 /** Every scope a token can carry, with what it grants: needs no token. */
-export const listScopes = () => call<{ scopes: ScopeInfo[] }>('GET', '/api/scopes', null);
+export const listScopes = () => call('get', '/api/scopes', null, {});

@@ -1,48 +1,54 @@
-import type { AuditActor, AuditEvent } from './api-security.js';
+import type { AuditActor, AuditDetails, AuditEvent, AuditType } from './api-security.js';
 
 /*
  * The audit log in words: what each event type means to the person whose log it is in
  * (docs/audit-log.md says when each is recorded). Built as plain strings, shown as text nodes.
+ * Every table here is keyed by the document's own list of types (types/openapi.d.ts), so a type
+ * added to the API fails the page's typecheck until it has its label and its sentence.
  */
 
 /**
- * The types a user's log can hold, in the order the filter offers them, with their label. The
- * operator-only types (signing keys, service credentials) never reach a user's log.
+ * What each type is called, in the order the filter offers them, and whether a user's log can hold
+ * it: the operator-only types (signing keys, service credentials) never reach one, but a webhook
+ * may still be offered them.
  */
-export const EVENT_TYPES: ReadonlyArray<readonly [type: string, label: string]> = [
-  ['login.succeeded', 'Logins'],
-  ['login.failed', 'Failed logins'],
-  ['session.logged_out', 'Logouts'],
-  ['session.revoked', 'Sessions ended'],
-  ['password.changed', 'Password changes'],
-  ['token.created', 'Tokens created'],
-  ['token.updated', 'Tokens changed'],
-  ['token.rotated', 'Tokens rotated'],
-  ['token.revoked', 'Tokens revoked'],
-  ['token.expired', 'Rotated tokens ended'],
-  ['token.idle_revoked', 'Unused tokens revoked'],
-  ['token.refused', 'Requests refused by a token’s networks'],
-  ['token.leaked', 'Tokens reported leaked'],
-  ['token.expiring', 'Tokens about to expire'],
-  ['app.registered', 'Apps registered'],
-  ['app.deleted', 'Apps deleted'],
-  ['user.signed_up', 'Sign-up'],
-  ['user.created', 'Account created by the operator'],
-  ['webhook.created', 'Webhook endpoints added'],
-  ['webhook.deleted', 'Webhook endpoints deleted'],
-];
-
-/** Labels of the types a user's log never shows but a webhook may still be offered. */
-const OTHER_LABELS: Readonly<Record<string, string>> = {
-  'user.deleted': 'Account deleted',
-  'keys.rotated': 'Signing keys rotated (operator)',
-  'service_credential.created': 'Service credentials created (operator)',
-  'service_credential.revoked': 'Service credentials revoked (operator)',
+const TYPES: Readonly<Record<AuditType, readonly [label: string, inUserLog: boolean]>> = {
+  'login.succeeded': ['Logins', true],
+  'login.failed': ['Failed logins', true],
+  'session.logged_out': ['Logouts', true],
+  'session.revoked': ['Sessions ended', true],
+  'password.changed': ['Password changes', true],
+  'token.created': ['Tokens created', true],
+  'token.updated': ['Tokens changed', true],
+  'token.rotated': ['Tokens rotated', true],
+  'token.revoked': ['Tokens revoked', true],
+  'token.expired': ['Tokens expired', true],
+  'token.idle_revoked': ['Unused tokens revoked', true],
+  'token.refused': ['Requests refused by a token’s networks', true],
+  'token.leaked': ['Tokens reported leaked', true],
+  'token.expiring': ['Tokens about to expire', true],
+  'app.registered': ['Apps registered', true],
+  'app.deleted': ['Apps deleted', true],
+  'user.signed_up': ['Sign-up', true],
+  'user.created': ['Account created by the operator', true],
+  'webhook.created': ['Webhook endpoints added', true],
+  'webhook.deleted': ['Webhook endpoints deleted', true],
+  'user.deleted': ['Account deleted', false],
+  'keys.rotated': ['Signing keys rotated (operator)', false],
+  'service_credential.created': ['Service credentials created (operator)', false],
+  'service_credential.revoked': ['Service credentials revoked (operator)', false],
 };
-const LABELS = new Map([...EVENT_TYPES, ...Object.entries(OTHER_LABELS)]);
+
+/** Whether `value` (a form field's, say) names a type of the audit log. */
+export const isAuditType = (value: string): value is AuditType => Object.hasOwn(TYPES, value);
+
+/** The types a user's log can hold, in the order the filter offers them, with their label. */
+export const EVENT_TYPES: ReadonlyArray<readonly [type: AuditType, label: string]> = Object.entries(TYPES)
+  .filter(([, [, inUserLog]]) => inUserLog)
+  .map(([type, [label]]) => [type as AuditType, label]);
 
 /** What an event type is called on the page: "Logins" for `login.succeeded`; the type itself if unknown. */
-export const typeLabel = (type: string): string => LABELS.get(type) ?? type;
+export const typeLabel = (type: string): string => (isAuditType(type) ? TYPES[type][0] : type);
 
 const TOKEN_KIND: Readonly<Record<string, string>> = { api_token: 'API token', app_token: 'App token', service_credential: 'Service credential' };
 
@@ -84,56 +90,47 @@ const SESSION_ENDED: Readonly<Record<string, string>> = {
   password_changed: 'A session was ended by a password change',
 };
 
-/** What happened, in one sentence. */
-export function describeEvent(event: AuditEvent): string {
-  const d = event.details;
-  switch (event.type) {
-    case 'user.signed_up':
-      return 'You signed up';
-    case 'user.created':
-      return 'The operator created your account';
-    case 'user.deleted':
-      return 'The account was deleted';
-    case 'login.succeeded':
-      return 'Logged in';
-    case 'login.failed':
-      return 'Failed login: wrong password';
-    case 'session.logged_out':
-      return 'Logged out';
-    case 'session.revoked':
-      return SESSION_ENDED[d.reason ?? ''] ?? 'A session was ended';
-    case 'password.changed':
-      return `Password changed${d.sessions_ended === undefined ? '' : `; ${plural(d.sessions_ended, 'other session')} ended`}`;
-    case 'token.created':
-      return `${tokenName(event)} created${d.scopes && d.scopes.length > 0 ? ` with ${d.scopes.join(', ')}` : ''}`;
-    case 'token.updated':
-      return updateText(event);
-    case 'token.rotated':
-      return `${tokenName(event)} rotated: ${graceText(d.grace_seconds)}`;
-    case 'token.revoked':
-      return d.reason === 'rotated_again' ? `${tokenName(event)} revoked because its replacement was rotated again` : `${tokenName(event)} revoked`;
-    case 'token.expired':
-      return `${tokenName(event)} ended: its rotation grace period was over`;
-    case 'token.idle_revoked':
-      return `${tokenName(event)} revoked after ${plural(d.idle_days ?? 0, 'day')} unused`;
-    case 'token.refused':
-      return `${tokenName(event)}: ${plural(d.refusals ?? 1, 'request')} refused by its networks`;
-    case 'token.leaked':
-      return `${tokenName(event)} reported leaked${d.report_format === 'github' ? ' by GitHub secret scanning' : ''} and revoked`;
-    case 'token.expiring':
-      return `${tokenName(event)} expires in ${plural(d.days ?? 0, 'day')}`;
-    case 'app.registered':
-      return `App${d.name === undefined ? '' : ` “${d.name}”`} registered`;
-    case 'app.deleted':
-      return `App${d.name === undefined ? '' : ` “${d.name}”`} deleted`;
-    case 'webhook.created':
-      return `Webhook endpoint added${endpointText(event)}`;
-    case 'webhook.deleted':
-      return `Webhook endpoint deleted${endpointText(event)}`;
-    default:
-      return event.type;
-  }
-}
+const EXPIRED: Readonly<Partial<Record<NonNullable<AuditDetails['reason']>, string>>> = {
+  rotation_grace_ended: 'its rotation grace period was over',
+  lifetime_ended: 'it reached its expiry date',
+};
+
+const appName = (event: AuditEvent) => (event.details.name === undefined ? '' : ` “${event.details.name}”`);
+
+/** Each type's sentence, from the event's details. */
+const SENTENCES: Readonly<Record<AuditType, (event: AuditEvent) => string>> = {
+  'user.signed_up': () => 'You signed up',
+  'user.created': () => 'The operator created your account',
+  'user.deleted': () => 'The account was deleted',
+  'login.succeeded': () => 'Logged in',
+  'login.failed': () => 'Failed login: wrong password',
+  'session.logged_out': () => 'Logged out',
+  'session.revoked': ({ details: d }) => SESSION_ENDED[d.reason ?? ''] ?? 'A session was ended',
+  'password.changed': ({ details: d }) => `Password changed${d.sessions_ended === undefined ? '' : `; ${plural(d.sessions_ended, 'other session')} ended`}`,
+  'token.created': (event) => `${tokenName(event)} created${event.details.scopes && event.details.scopes.length > 0 ? ` with ${event.details.scopes.join(', ')}` : ''}`,
+  'token.updated': updateText,
+  'token.rotated': (event) => `${tokenName(event)} rotated: ${graceText(event.details.grace_seconds)}`,
+  'token.revoked': (event) => (event.details.reason === 'rotated_again' ? `${tokenName(event)} revoked because its replacement was rotated again` : `${tokenName(event)} revoked`),
+  // A token ends at the end of a rotation's grace or at its own expiry: details.reason says which.
+  'token.expired': (event) => {
+    const why = event.details.reason === undefined ? undefined : EXPIRED[event.details.reason];
+    return `${tokenName(event)} expired${why === undefined ? '' : `: ${why}`}`;
+  },
+  'token.idle_revoked': (event) => `${tokenName(event)} revoked after ${plural(event.details.idle_days ?? 0, 'day')} unused`,
+  'token.refused': (event) => `${tokenName(event)}: ${plural(event.details.refusals ?? 1, 'request')} refused by its networks`,
+  'token.leaked': (event) => `${tokenName(event)} reported leaked${event.details.report_format === 'github' ? ' by GitHub secret scanning' : ''} and revoked`,
+  'token.expiring': (event) => `${tokenName(event)} expires in ${plural(event.details.days ?? 0, 'day')}`,
+  'app.registered': (event) => `App${appName(event)} registered`,
+  'app.deleted': (event) => `App${appName(event)} deleted`,
+  'keys.rotated': () => 'Signing keys rotated',
+  'service_credential.created': () => 'Service credential created',
+  'service_credential.revoked': () => 'Service credential revoked',
+  'webhook.created': (event) => `Webhook endpoint added${endpointText(event)}`,
+  'webhook.deleted': (event) => `Webhook endpoint deleted${endpointText(event)}`,
+};
+
+/** What happened, in one sentence; the type itself for one this page does not know (a newer server). */
+export const describeEvent = (event: AuditEvent): string => (isAuditType(event.type) ? SENTENCES[event.type](event) : event.type);
 
 /** Who did it, as the signed-in person reads it. */
 export function describeActor(actor: AuditActor, userId: string): string {

@@ -1,11 +1,19 @@
 import { discard, type Fetch, fetchUntil, readBounded } from './bounded.js';
 import type { Caller } from './caller.js';
 import { isNetworkList } from './networks.js';
+// Type-only, and generated from rz-auth's OpenAPI document at build time: nothing of it is in the
+// published package, whose answers are still checked value by value (they are not trusted).
+import type { Answer } from '../../../types/api.js';
+
+/** An active answer's members, by the document's names, each of a type still to be checked. */
+type Unchecked = { readonly [Name in keyof Answer<'introspectToken'>]?: unknown };
+type TokenType = NonNullable<Answer<'introspectToken'>['token_type']>;
 
 /** The outcome of one introspection: a caller, inactive, or no usable answer. */
 export type Introspection = { readonly active: true; readonly caller: Caller } | { readonly active: false } | { readonly unavailable: unknown };
 
-const TOKEN_TYPES: ReadonlySet<string> = new Set(['user', 'api_token', 'app_token']);
+const TOKEN_TYPES: ReadonlySet<unknown> = new Set<TokenType>(['user', 'api_token', 'app_token']);
+const isTokenType = (value: unknown): value is TokenType => TOKEN_TYPES.has(value);
 
 /** The last second of year 9999: an `exp` past it, or not a whole positive number, is no date. */
 const MAX_EXP = 253_402_300_799;
@@ -17,9 +25,9 @@ const isEpoch = (value: unknown): value is number => Number.isSafeInteger(value)
  * frozen: cached, the same object serves every request with the token, so a handler that changed
  * it would change what the next request is allowed.
  */
-function callerOf(body: Record<string, unknown>): Caller | null {
+function callerOf(body: Unchecked): Caller | null {
   const { token_type: type, sub, jti, scope, exp, username, client_id: appId, allowed_cidrs: networks } = body;
-  if (typeof type !== 'string' || !TOKEN_TYPES.has(type) || typeof sub !== 'string' || typeof jti !== 'string' || typeof scope !== 'string') return null;
+  if (!isTokenType(type) || typeof sub !== 'string' || typeof jti !== 'string' || typeof scope !== 'string') return null;
   // An expiry we cannot read (1e300 is an Invalid Date) would leave the token's lifetime unbounded.
   if ((exp !== undefined && !isEpoch(exp)) || (username !== undefined && typeof username !== 'string')) return null;
   if (type === 'app_token' ? typeof appId !== 'string' : appId !== undefined) return null;
@@ -27,7 +35,7 @@ function callerOf(body: Record<string, unknown>): Caller | null {
   if (networks !== undefined && !isNetworkList(networks)) return null;
   return Object.freeze({
     userId: sub,
-    tokenType: type as Caller['tokenType'],
+    tokenType: type,
     tokenId: jti,
     scopes: Object.freeze(scope === '' ? [] : scope.split(' ')),
     ...(typeof appId === 'string' ? { appId } : {}),
@@ -60,7 +68,7 @@ export async function introspect(fetchFn: Fetch, base: string, serviceToken: str
     }
     const body = JSON.parse(await readBounded(res, signal)) as unknown;
     if (typeof body !== 'object' || body === null) return { unavailable: new Error('POST /api/introspect answered no JSON object') };
-    const record = body as Record<string, unknown>;
+    const record = body as Unchecked;
     if (record.active === false) return { active: false };
     const caller = record.active === true ? callerOf(record) : null;
     return caller ? { active: true, caller } : { unavailable: new Error('POST /api/introspect answered an unexpected shape') };

@@ -1,5 +1,5 @@
 import * as security from '../api-security.js';
-import { EVENT_TYPES, typeLabel } from '../audit-text.js';
+import { EVENT_TYPES, isAuditType, typeLabel } from '../audit-text.js';
 import { h, replace, uid } from '../dom.js';
 import { type FieldView, groupField } from '../forms.js';
 import { authed, SessionEnded } from '../session.js';
@@ -7,7 +7,7 @@ import { authed, SessionEnded } from '../session.js';
 export interface EventTypePicker extends FieldView {
   readonly element: HTMLElement;
   /** The types checked, in the offered order. */
-  value(): string[];
+  value(): security.AuditType[];
   /** Unchecks everything (after the form was sent). */
   reset(): void;
 }
@@ -61,7 +61,7 @@ export function eventTypePicker(): EventTypePicker {
       return group.focusTarget;
     },
     setError: group.setError,
-    value: () => boxes().filter((b) => b.checked).map((b) => b.value),
+    value: () => boxes().filter((b) => b.checked).map((b) => b.value).filter(isAuditType),
     reset() {
       for (const box of boxes()) box.checked = false;
       sync();

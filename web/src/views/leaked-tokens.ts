@@ -22,7 +22,7 @@ export interface LeakedToken {
 }
 
 /** Up to MAX_PAGES pages of one event type, newest first, stopping at the first event before `since`. */
-async function eventsOf(jwt: string, type: string, since = 0): Promise<security.AuditEvent[]> {
+async function eventsOf(jwt: string, type: security.AuditType, since = 0): Promise<security.AuditEvent[]> {
   const events: security.AuditEvent[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < MAX_PAGES; page++) {
@@ -43,7 +43,7 @@ async function eventsOf(jwt: string, type: string, since = 0): Promise<security.
  * (`token.rotated`, which names the new token's id).
  */
 async function namesOf(jwt: string): Promise<(id: string) => string | null> {
-  const [updated, created, rotated] = await Promise.all(['token.updated', 'token.created', 'token.rotated'].map((type) => eventsOf(jwt, type)));
+  const [updated, created, rotated] = await Promise.all((['token.updated', 'token.created', 'token.rotated'] as const).map((type) => eventsOf(jwt, type)));
   const named = new Map<string, string>();
   // Newest first: the first rename seen of a token is its current name, and any rename beats the creation.
   for (const event of [...(updated ?? []), ...(created ?? [])]) {

@@ -1,5 +1,5 @@
 import * as security from '../api-security.js';
-import { describeActor, describeEvent, describeSubject, EVENT_TYPES } from '../audit-text.js';
+import { describeActor, describeEvent, describeSubject, EVENT_TYPES, isAuditType } from '../audit-text.js';
 import { focusHeading, h, replace, uid } from '../dom.js';
 import { describeError, formatDateTime, fromNow } from '../format.js';
 import { authed, SessionEnded } from '../session.js';
@@ -56,7 +56,7 @@ export function securityLogView(userId: string): View {
   // A reload started while an earlier one is on its way wins: a stale page is dropped.
   let generation = 0;
 
-  const type = () => (filter.value === '' ? undefined : filter.value);
+  const type = () => (isAuditType(filter.value) ? filter.value : undefined);
   const counted = () => {
     status.textContent = `Showing ${shown} ${shown === 1 ? 'event' : 'events'}${cursor === null ? '' : '; there are older ones'}.`;
     more.hidden = cursor === null;
