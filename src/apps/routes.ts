@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf } from '../api/route.js';
@@ -6,7 +6,7 @@ import { AllowedCidrs, IdParams, Label, Timestamp, Uuid } from '../api/schemas.j
 import type { ScopeCatalogue } from '../scopes/catalogue.js';
 import { requestedScopes } from '../scopes/routes.js';
 import { TOKEN_SHAPE } from '../tokens/format.js';
-import type { AppService, IssueAppTokenInput, IssuedAppToken } from './service.js';
+import type { AppService, IssuedAppToken } from './service.js';
 import type { App } from './store.js';
 
 const APP_TOKEN_SCOPES = 'Scopes of the platform that app tokens may carry. Omitted means none: the token can call GET /api/me and read its own app.';
@@ -27,6 +27,10 @@ const issueTokenBody = (catalogue: ScopeCatalogue) =>
     { scopes: Type.Optional(requestedScopes(catalogue, 'app_token', APP_TOKEN_SCOPES)), allowed_cidrs: Type.Optional(AllowedCidrs) },
     { additionalProperties: false },
   );
+
+/** The bodies of POST /api/apps and POST /api/apps/{id}/tokens as validated: what AppService takes. */
+export type RegisterAppBody = Static<ReturnType<typeof registerAppBody>>;
+export type IssueAppTokenBody = Static<ReturnType<typeof issueTokenBody>>;
 
 const Description = Type.String({ maxLength: 1000, examples: ['A retro shooter.'] });
 
@@ -129,7 +133,7 @@ export function appRoutes(app: Http, apps: AppService, catalogue: ScopeCatalogue
     }),
     handler: async (request, reply) => {
       // Validated against the body schema whenever a body was sent; without one there are no scopes.
-      const input: IssueAppTokenInput = request.body ?? {};
+      const input: IssueAppTokenBody = request.body ?? {};
       return reply.code(201).send(issued(await apps.issueToken(principalOf(request), request.params.id, input, contextOf(request))));
     },
   });

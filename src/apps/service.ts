@@ -11,22 +11,8 @@ import { narrows } from '../tokens/cidrs.js';
 import { impliedExpiry, NO_POLICY, type TokenPolicy } from '../tokens/policy.js';
 import { isFieldError, mintToken, requestedCidrs, tokenDetails } from '../tokens/service.js';
 import type { NewToken } from '../tokens/store.js';
+import type { IssueAppTokenBody, RegisterAppBody } from './routes.js';
 import type { App, AppStore } from './store.js';
-
-export interface AppTokenInput {
-  /** Catalogue scopes that app tokens may carry; none by default. */
-  readonly scopes?: readonly string[] | undefined;
-}
-
-/** An additional app token may also be limited to networks. */
-export interface IssueAppTokenInput extends AppTokenInput {
-  readonly allowed_cidrs?: readonly string[] | undefined;
-}
-
-export interface RegisterAppInput extends AppTokenInput {
-  readonly name: string;
-  readonly description?: string | undefined;
-}
 
 export interface IssuedAppToken {
   readonly value: string;
@@ -73,7 +59,7 @@ export class AppService {
   }
 
   /** Registers an app and issues its first app token in one transaction. */
-  async register(maker: Principal, input: RegisterAppInput, context: RequestContext): Promise<{ app: App; token: IssuedAppToken }> {
+  async register(maker: Principal, input: RegisterAppBody, context: RequestContext): Promise<{ app: App; token: IssuedAppToken }> {
     const userId = maker.user.id;
     const errors: FieldError[] = [];
     const name = cleanLabel(input.name, 'name', 100);
@@ -117,7 +103,7 @@ export class AppService {
   }
 
   /** Issues an additional token for the app (rotation: issue, deploy, then revoke the old one). */
-  async issueToken(maker: Principal, appId: string, input: IssueAppTokenInput, context: RequestContext): Promise<IssuedAppToken> {
+  async issueToken(maker: Principal, appId: string, input: IssueAppTokenBody, context: RequestContext): Promise<IssuedAppToken> {
     const userId = maker.user.id;
     const errors = this.catalogue.check('app_token', input.scopes);
     const allowedCidrs = requestedCidrs(input.allowed_cidrs);

@@ -41,7 +41,7 @@ export function webhookCommands(withServices: WithServices): Record<string, Comm
     async 'webhooks add'(args, config) {
       const { values } = parseOnce({ args, options: { url: { type: 'string' }, events: { type: 'string' }, description: { type: 'string' } } });
       if (values.url === undefined || values.events === undefined) throw new UsageError('webhooks add needs --url and --events (comma-separated event types)');
-      const input = { url: values.url, event_types: values.events.split(',').map((t) => t.trim()).filter(Boolean), description: values.description };
+      const input = { url: values.url, eventTypes: values.events.split(',').map((t) => t.trim()).filter(Boolean), description: values.description };
       await withServices(config, async (services) => {
         const { endpoint, secret } = await services.webhooks.create(null, input, OPERATOR_CONTEXT);
         console.log(endpointLine(endpoint, { secret }));

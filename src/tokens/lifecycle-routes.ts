@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf } from '../api/route.js';
@@ -44,6 +44,9 @@ const UpdateBody = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** The body of PATCH /api/tokens/{id} as validated: what TokenLifecycle.update takes. */
+export type UpdateTokenBody = Static<typeof UpdateBody>;
 
 const RotateBody = Type.Object(
   {

@@ -10,12 +10,7 @@ import { impliedExpiry, type TokenPolicy } from './policy.js';
 import { isFieldError, mintToken, tokenDetails, withPendingUse } from './service.js';
 import type { RevokedToken, TokenRecord } from './store.js';
 import type { UsageRecorder } from './usage.js';
-
-export interface UpdateTokenInput {
-  readonly name?: string | undefined;
-  readonly scopes?: readonly string[] | undefined;
-  readonly allowed_cidrs?: readonly string[] | undefined;
-}
+import type { UpdateTokenBody } from './lifecycle-routes.js';
 
 /** The longest grace a rotation may give the old token: a week. */
 export const MAX_GRACE_SECONDS = 604_800;
@@ -54,7 +49,7 @@ export class TokenLifecycle {
    * on every instance: the change log entry makes every authenticator drop its cached copy. A
    * rotated token is 409, also when the rotation lands between the read and the write.
    */
-  async update(userId: string, id: string, input: UpdateTokenInput, context: RequestContext): Promise<TokenDetail> {
+  async update(userId: string, id: string, input: UpdateTokenBody, context: RequestContext): Promise<TokenDetail> {
     for (let attempt = 1; ; attempt++) {
       const current = await this.detail(userId, id);
       // A replaced token is on its way out: a narrowing of it would not reach its replacement.
@@ -149,7 +144,7 @@ function updated(current: TokenRecord, changes: TokenChanges, context: RequestCo
 }
 
 /** The changes a PATCH asks for, checked against the token as it is: only renames and narrowings. */
-function checkChanges(current: TokenRecord, input: UpdateTokenInput): TokenChanges {
+function checkChanges(current: TokenRecord, input: UpdateTokenBody): TokenChanges {
   const errors: FieldError[] = [];
   const name = input.name === undefined ? undefined : cleanLabel(input.name, 'name', 100);
   if (name !== undefined && typeof name !== 'string') errors.push(name);

@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf } from '../api/route.js';
@@ -27,6 +27,9 @@ const createTokenBody = (catalogue: ScopeCatalogue) =>
     },
     { additionalProperties: false },
   );
+
+/** The body of POST /api/tokens as validated: what TokenService.createApiToken takes. */
+export type CreateApiTokenBody = Static<ReturnType<typeof createTokenBody>>;
 
 const CreatedToken = Type.Object(
   {

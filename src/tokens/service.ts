@@ -11,6 +11,7 @@ import { generateToken, tokenDigest, tokenHint, type TokenKind } from './format.
 import type { ScopeCatalogue } from '../scopes/catalogue.js';
 import type { NewToken, RevokedToken, TokenRecord, TokenStore } from './store.js';
 import type { UsageRecorder } from './usage.js';
+import type { CreateApiTokenBody } from './routes.js';
 
 /** A token as this instance knows it: the store's record with this instance's unflushed last use. */
 export function withPendingUse<T extends TokenRecord>(token: T, usage: UsageRecorder): T {
@@ -48,13 +49,6 @@ export function mintToken(
 export const tokenDetails = (kind: TokenKind, appId: string | null): Details =>
   appId === null ? { token_type: `${kind}_token` } : { token_type: `${kind}_token`, app_id: appId };
 
-export interface CreateApiTokenInput {
-  readonly name: string;
-  readonly scopes?: readonly string[] | undefined;
-  readonly expires_at?: string | undefined;
-  readonly allowed_cidrs?: readonly string[] | undefined;
-}
-
 /** The allow-list a creation asks for, in stored form (null for none), or what is wrong with it. */
 export function requestedCidrs(list: readonly string[] | undefined): readonly string[] | null | FieldError {
   return list === undefined ? null : parseCidrs(list);
@@ -73,7 +67,7 @@ export class TokenService {
     private readonly policy: TokenPolicy = NO_POLICY,
   ) {}
 
-  async createApiToken(userId: string, input: CreateApiTokenInput, context: RequestContext): Promise<{ value: string; token: TokenRecord }> {
+  async createApiToken(userId: string, input: CreateApiTokenBody, context: RequestContext): Promise<{ value: string; token: TokenRecord }> {
     const now = this.clock.now();
     const errors: FieldError[] = [];
     const name = cleanLabel(input.name, 'name', 100);

@@ -109,7 +109,8 @@ export function webhookRoutes(app: Http, webhooks: WebhookService): void {
       success: { 201: { description: 'Added. Store the secret now: it is never shown again.', schema: CreatedEndpoint } },
     }),
     handler: async (request, reply) => {
-      const { endpoint, secret } = await webhooks.create(owner(request), request.body, contextOf(request));
+      const { url, event_types: eventTypes, description } = request.body;
+      const { endpoint, secret } = await webhooks.create(owner(request), { url, eventTypes, description }, contextOf(request));
       return reply.code(201).header('cache-control', 'no-store').send({ ...endpointJson(endpoint), secret });
     },
   });

@@ -26,9 +26,13 @@ export const MAX_CURSOR_LENGTH = 128;
 /** What an endpoint may subscribe to: every type of the audit log. */
 export const WEBHOOK_EVENT_TYPES: readonly AuditType[] = AUDIT_TYPES;
 
-export interface CreateWebhookInput {
+/**
+ * A new endpoint as the API's body or the CLI's options give it; its event types are checked here,
+ * whoever typed them (field errors name them `event_types`, as both spell it).
+ */
+export interface NewEndpoint {
   readonly url: string;
-  readonly event_types: readonly string[];
+  readonly eventTypes: readonly string[];
   readonly description?: string | undefined;
 }
 
@@ -80,8 +84,8 @@ export class WebhookService {
    * Adds an endpoint of `ownerUserId` (null: the operator's) with a new secret, returned here only.
    * @throws validation_failed naming `url`, `event_types` or `description`; conflict at the cap.
    */
-  async create(ownerUserId: string | null, input: CreateWebhookInput, context: RequestContext): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
-    const eventTypes = checkEventTypes(input.event_types);
+  async create(ownerUserId: string | null, input: NewEndpoint, context: RequestContext): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+    const eventTypes = checkEventTypes(input.eventTypes);
     const description = input.description === undefined ? null : cleanText(input.description.trim(), 'description', MAX_DESCRIPTION);
     if (isFieldError(eventTypes) || isFieldError(description)) throw validationFailed([eventTypes, description].filter(isFieldError));
     // Last, as it may wait for DNS: a request that is wrong anyway never causes a lookup.
