@@ -1,6 +1,6 @@
 // Names for the generated wire types (types/openapi.d.ts, written by scripts/openapi-types.ts):
 // what each operation takes and answers, by its operationId.
-import type { operations } from './openapi.js';
+import type { components, operations } from './openapi.js';
 
 export type { components, operations, paths } from './openapi.js';
 
@@ -14,6 +14,9 @@ export type Answer<Op extends OperationId, Status extends number = 200> = Status
 
 /** The JSON body an operation takes. */
 export type RequestBody<Op extends OperationId> = JsonOf<NonNullable<operations[Op]['requestBody']>>;
+
+/** An RFC 9457 problem, the body of every error answer (`application/problem+json`). */
+export type Problem = components['schemas']['Problem'];
 
 /** One event of the audit log, as GET /api/audit answers it. */
 export type AuditEvent = Answer<'listAuditEvents'>['events'][number];

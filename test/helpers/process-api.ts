@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import type { Answer, Problem } from '../../types/api.js';
 import { PASSWORD } from './api.js';
 import { type HttpResult, request } from './server-process.js';
 
@@ -9,10 +10,10 @@ export async function signupAndToken(base: string): Promise<{ jwt: string; email
   const email = `e2e-${Math.random().toString(36).slice(2, 10)}@example.com`;
   const signup = await request(base, 'POST', '/api/auth/signup', { body: { email, username: email.slice(0, 12).replace(/[^a-z0-9]/g, '_'), password: PASSWORD } });
   expect(signup.status).toBe(201);
-  const jwt = (signup.body as { token: string }).token;
+  const jwt = (signup.body as Answer<'signUp', 201>).token;
   const created = await request(base, 'POST', '/api/tokens', { token: jwt, body: { name: 'e2e' } });
   expect(created.status).toBe(201);
-  const { id, token } = created.body as { id: string; token: string };
+  const { id, token } = created.body as Answer<'createApiToken', 201>;
   return { jwt, email, tokenId: id, token };
 }
 
@@ -22,7 +23,7 @@ export const status = async (base: string, token: string): Promise<number> => (a
 /** What RFC 6750 and the contract make of a refused token: 401 `invalid_token`, the same whatever the reason. */
 function expectInvalidToken(answer: HttpResult): void {
   expect(answer.status).toBe(401);
-  expect((answer.body as { code?: unknown } | null)?.code).toBe('invalid_token');
+  expect((answer.body as Problem | null)?.code).toBe('invalid_token');
   expect(answer.headers.get('www-authenticate')).toBe('Bearer realm="rz", error="invalid_token"');
 }
 

@@ -1,4 +1,4 @@
-import type { Answer, operations, paths, RequestBody } from '../../types/api.js';
+import type { Answer, operations, paths, Problem, RequestBody } from '../../types/api.js';
 
 /**
  * The rz-auth public API as the page uses it. Same origin, JSON only; the user token travels in the
@@ -27,10 +27,8 @@ export type ScopeInfo = Answer<'listScopes'>['scopes'][number];
 /** The token types a scope may be given to. */
 export type ScopeTokenType = ScopeInfo['token_types'][number];
 
-export interface FieldError {
-  readonly field: string;
-  readonly message: string;
-}
+/** A field a validation_failed problem names, and what is wrong with it. */
+export type FieldError = Readonly<NonNullable<Problem['errors']>[number]>;
 
 /** A failed call: an RFC 9457 problem from the server, or `network` when none arrived. */
 export class ApiError extends Error {
@@ -50,12 +48,8 @@ export class ApiError extends Error {
   }
 }
 
-interface ProblemBody {
-  code?: unknown;
-  detail?: unknown;
-  errors?: unknown;
-  request_id?: unknown;
-}
+/** A problem's members by the document's names, each still to be checked: a proxy may answer instead. */
+type ProblemBody = { [Name in keyof Problem]?: unknown };
 
 const isFieldError = (e: unknown): e is FieldError =>
   typeof e === 'object' && e !== null && typeof (e as FieldError).field === 'string' && typeof (e as FieldError).message === 'string';

@@ -47,8 +47,8 @@ export const EVENT_TYPES: ReadonlyArray<readonly [type: AuditType, label: string
   .filter(([, [, inUserLog]]) => inUserLog)
   .map(([type, [label]]) => [type as AuditType, label]);
 
-/** What an event type is called on the page: "Logins" for `login.succeeded`; the type itself if unknown. */
-export const typeLabel = (type: string): string => (isAuditType(type) ? TYPES[type][0] : type);
+/** What an event type is called on the page: "Logins" for `login.succeeded`. */
+export const typeLabel = (type: AuditType): string => TYPES[type][0];
 
 const TOKEN_KIND: Readonly<Record<string, string>> = { api_token: 'API token', app_token: 'App token', service_credential: 'Service credential' };
 

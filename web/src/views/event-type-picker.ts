@@ -12,7 +12,7 @@ export interface EventTypePicker extends FieldView {
   reset(): void;
 }
 
-function checkbox(type: string): HTMLElement {
+function checkbox(type: security.AuditType): HTMLElement {
   const id = uid('event-type');
   const input = h('input', { type: 'checkbox', id, name: 'event_types', value: type });
   return h('div', { class: 'check' }, input, h('label', { for: id }, typeLabel(type), ' ', h('code', {}, type)));
@@ -43,7 +43,7 @@ export function eventTypePicker(): EventTypePicker {
   list.addEventListener('change', sync);
 
   const show = async () => {
-    let types: readonly string[];
+    let types: readonly security.AuditType[];
     try {
       types = (await authed((jwt) => security.webhookEventTypes(jwt))).event_types;
     } catch (error) {
