@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import openapiTS, { astToString } from 'openapi-typescript';
-import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RealServer, startRealServer } from '../helpers/real-server.js';
 import type { Document } from './document.js';
+import { messageOf, typeErrorsWith } from './type-errors.js';
 
 /**
  * A client generated from the live document, as a user would make one (examples/typed-client):
@@ -21,16 +21,8 @@ const GENERATED = join(EXAMPLE, 'src', 'openapi.d.ts');
 const generate = async (doc: object): Promise<string> => astToString(await openapiTS(doc as Parameters<typeof openapiTS>[0]));
 
 /** The example's type errors with `generated` as its src/openapi.d.ts, which is never written to disk. */
-function typeErrors(generated: string): string[] {
-  const { config } = ts.readConfigFile(join(EXAMPLE, 'tsconfig.json'), (path) => ts.sys.readFile(path));
-  const parsed = ts.parseJsonConfigFileContent(config, ts.sys, EXAMPLE);
-  const host = ts.createCompilerHost(parsed.options);
-  const { fileExists, readFile } = host;
-  host.fileExists = (path) => path === GENERATED || fileExists(path);
-  host.readFile = (path) => (path === GENERATED ? generated : readFile(path));
-  const program = ts.createProgram({ rootNames: [join(EXAMPLE, 'src', 'client.ts')], options: parsed.options, host });
-  return ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
-}
+const typeErrors = (generated: string): string[] =>
+  typeErrorsWith(join(EXAMPLE, 'tsconfig.json'), GENERATED, generated, [join(EXAMPLE, 'src', 'client.ts')]).map(messageOf);
 
 describe('a typed client generated from the live document', () => {
   let server: RealServer;
