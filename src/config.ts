@@ -6,6 +6,7 @@ import { DAY_MS } from './clock.js';
 import type { TokenPolicy } from './tokens/policy.js';
 import { type PlatformScope, readScopesFile, ScopesFileError } from './scopes/file.js';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
+import { type SealingKeys, sealingKeysFrom } from './lib/sealed.js';
 import { bool, ConfigError, type Env, int, oneOf, optionalInt, raw } from './lib/env-vars.js';
 
 export { ConfigError };
@@ -67,6 +68,8 @@ export interface Config {
    * (WEBHOOK_ALLOW_PRIVATE, development and tests only), and how long one attempt may take.
    */
   readonly webhooks: { readonly allowPrivate: boolean; readonly timeoutMs: number };
+  /** The operator's keys that encrypt secrets at rest (KEY_ENCRYPTION_KEY, KEY_ENCRYPTION_KEY_OLD). */
+  readonly keyEncryption: SealingKeys;
 }
 
 function parseQuota(env: Env, name: string, fallback: string): Quota | null {
@@ -215,6 +218,7 @@ export function loadConfig(env: Env): Config {
       allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_SECONDS', 10, 1, 60) * 1000,
     },
+    keyEncryption: sealingKeysFrom(env),
   };
   return deepFreeze(config);
 }
