@@ -107,7 +107,8 @@ export function parseWorkers(value: string | undefined, name: string): number {
   return Number(value);
 }
 
-function parseDatabase(env: Env): DatabaseConfig {
+/** DATABASE_URL (and the settings of its kind) from the environment. */
+export function parseDatabase(env: Env): DatabaseConfig {
   const url = raw(env, 'DATABASE_URL') ?? 'sqlite:./data/rz-auth.db';
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
