@@ -6,6 +6,7 @@ import { DAY_MS } from './clock.js';
 import type { TokenPolicy } from './tokens/policy.js';
 import { type PlatformScope, readScopesFile, ScopesFileError } from './scopes/file.js';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
+import { parseCorsOrigins } from './lib/origins.js';
 import { type SealingKeys, sealingKeysFrom } from './lib/sealed.js';
 import { bool, ConfigError, type Env, int, oneOf, optionalInt, raw } from './lib/env-vars.js';
 
@@ -70,6 +71,8 @@ export interface Config {
   readonly webhooks: { readonly allowPrivate: boolean; readonly timeoutMs: number };
   /** The operator's keys that encrypt secrets at rest (KEY_ENCRYPTION_KEY, KEY_ENCRYPTION_KEY_OLD). */
   readonly keyEncryption: SealingKeys;
+  /** The platform's front-ends that may call the API from a browser (CORS_ORIGINS); none by default. */
+  readonly corsOrigins: readonly string[];
 }
 
 function parseQuota(env: Env, name: string, fallback: string): Quota | null {
@@ -220,6 +223,7 @@ export function loadConfig(env: Env): Config {
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_SECONDS', 10, 1, 60) * 1000,
     },
     keyEncryption: sealingKeysFrom(env),
+    corsOrigins: parseCorsOrigins(env),
   };
   return deepFreeze(config);
 }
