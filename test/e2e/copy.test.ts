@@ -78,6 +78,12 @@ describe('rz-auth copy', { timeout: 120_000 }, () => {
     }
   });
 
+  it('a process on the sealed database without KEY_ENCRYPTION_KEY refuses to start: exit 2 naming the variable', async () => {
+    const res = await runCli(['keys', 'list'], { DATABASE_URL: source });
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(/^rz-auth: configuration error: signing key .* neither KEY_ENCRYPTION_KEY nor KEY_ENCRYPTION_KEY_OLD holds/);
+  });
+
   it('refuses a --from file that does not exist, naming it; nothing is created', async () => {
     const missing = join(temp.dir, 'missing.db');
     const res = await runCli(['copy', '--from', `sqlite:${missing}`, '--to', `sqlite:${join(temp.dir, 'copy.db')}`], {});
