@@ -7,6 +7,7 @@ import { auditRoutes } from './audit/routes.js';
 import { authRoutes } from './auth/routes.js';
 import { clientAddressOf } from './http/client-address.js';
 import { clientErrorHandler } from './http/client-errors.js';
+import { registerCors } from './http/cors.js';
 import { registerDocs, registerOpenApi } from './http/docs.js';
 import { registerFormBodyParser } from './http/form-body.js';
 import { answerConnect } from './http/framing.js';
@@ -107,11 +108,12 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   refuseUnexpectedBodies(app);
   const lifecycle = registerRequestLifecycle(app, services.feed);
   registerAccessLog(app, accessLog);
+  await registerCors(app, services.config.corsOrigins);
   registerProblemHandler(app);
   registerNotFound(app);
   registerJsonBodyParser(app);
   app.addSchema(Problem);
-  const document = await registerOpenApi(app, VERSION);
+  const document = await registerOpenApi(app, VERSION, services.config.corsOrigins);
   registerRateLimits(app, limits);
   registerGuard(app, services.authenticator, limits, clientAddress);
 

@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 import cluster from 'node:cluster';
 import { OPERATOR_CONTEXT } from './audit/events.js';
+import { COPY_USAGE, copyCommand } from './cli/copy.js';
 import { auditQuery, DEFAULT_CLI_LIMIT, printAuditEvents } from './cli/audit.js';
 import { readPassword } from './cli/password-input.js';
 import { noArguments, onlyId, parseOnce, UsageError } from './cli/usage.js';
 import { WEBHOOK_USAGE, webhookCommands } from './cli/webhooks.js';
 import { serveCluster } from './cluster.js';
 import { type Config, ConfigError, loadConfig, parseWorkers } from './config.js';
-import { openDatabase } from './db/database.js';
+import { describeDatabase, openDatabase, requireExisting } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { ProblemError } from './errors.js';
 import { redactEcho, redactSecrets } from './lib/redact.js';
@@ -38,25 +39,32 @@ Commands:
                                          security events, newest first, as JSON lines
                                          (default the last ${DEFAULT_CLI_LIMIT})
 ${WEBHOOK_USAGE}
+${COPY_USAGE}
   help                                   show this text
 
-Configuration comes from environment variables; see the README.`;
+Configuration comes from environment variables; see the README. Every command but serve and
+migrate refuses a SQLite file that does not exist, and names the database it uses on stderr.`;
 
 type Command = (args: string[], config: Config) => Promise<void>;
+type Access = 'read' | 'write';
 
 /**
- * Runs a command on the service's own rules. With REDIS_URL set, it refuses to start while Redis
- * cannot be reached: a change it committed could not be announced to the running instances.
- * Trouble in the background (an announcement that failed after all) is printed, and the command
- * then exits 1.
+ * Runs a command on the service's own rules, on the database DATABASE_URL names, which must exist.
+ * A command that writes refuses to start while Redis (REDIS_URL) cannot be reached: a change it
+ * committed could not be announced to the running instances. One that only reads (`access` 'read')
+ * does not use Redis at all. Trouble in the background (an announcement that failed after all) is
+ * printed, and the command then exits 1.
  */
-async function withServices(config: Config, run: (services: Services) => Promise<void>): Promise<void> {
+async function withServices(config: Config, run: (services: Services) => Promise<void>, access: Access = 'write'): Promise<void> {
   let troubled = false;
   const onError = (error: unknown, context: string) => {
     troubled = true;
     console.error(`rz-auth: ${context}: ${shown(error)}`);
   };
-  const services = await createServices(config, { requireFeed: true, onError });
+  requireExisting(config.database);
+  const reading = access === 'read';
+  const services = await createServices(reading ? { ...config, redisUrl: null } : config, { requireFeed: !reading, onError });
+  announceDatabase(config);
   try {
     await run(services);
   } finally {
@@ -64,6 +72,9 @@ async function withServices(config: Config, run: (services: Services) => Promise
   }
   if (troubled) throw new Error('finished, with the errors above');
 }
+
+/** On stderr, so that stdout stays the command's answer: which database the command used. */
+const announceDatabase = (config: Config) => console.error(`rz-auth: database ${describeDatabase(config.database)}`);
 
 const commands: Record<string, Command> = {
   async serve(args, config) {
@@ -78,6 +89,7 @@ const commands: Record<string, Command> = {
   async migrate(args, config) {
     noArguments(args, 'migrate');
     const database = await openDatabase(config.database);
+    announceDatabase(config);
     try {
       const { results } = await migrateToLatest(database.db);
       const applied = results?.filter((r) => r.status === 'Success').map((r) => r.migrationName) ?? [];
@@ -101,7 +113,7 @@ const commands: Record<string, Command> = {
     noArguments(args, 'users list');
     await withServices(config, async (services) => {
       for (const u of await services.users.list()) console.log(`${u.id}\t${u.email}\t${u.username}\t${u.createdAt}`);
-    });
+    }, 'read');
   },
 
   async 'users delete'(args, config) {
@@ -117,7 +129,7 @@ const commands: Record<string, Command> = {
     await withServices(config, async (services) => {
       const signer = services.keys.signingKey().kid;
       for (const kid of services.keys.kids()) console.log(`${kid}\t${kid === signer ? 'signing' : 'verify-only'}`);
-    });
+    }, 'read');
   },
 
   async 'keys rotate'(args, config) {
@@ -141,7 +153,7 @@ const commands: Record<string, Command> = {
     noArguments(args, 'services list');
     await withServices(config, async (services) => {
       for (const c of await services.serviceCredentials.list()) console.log(`${c.id}\t${c.name}\t${c.hint}\t${c.createdAt}`);
-    });
+    }, 'read');
   },
 
   async 'services revoke'(args, config) {
@@ -154,10 +166,11 @@ const commands: Record<string, Command> = {
 
   async 'audit list'(args, config) {
     const query = auditQuery(args);
-    await withServices(config, (services) => printAuditEvents(services.audit, query, (line) => console.log(line)));
+    await withServices(config, (services) => printAuditEvents(services.audit, query, (line) => console.log(line)), 'read');
   },
 
   ...webhookCommands(withServices),
+  copy: copyCommand,
 };
 
 /**

@@ -6,6 +6,8 @@ import { DAY_MS } from './clock.js';
 import type { TokenPolicy } from './tokens/policy.js';
 import { type PlatformScope, readScopesFile, ScopesFileError } from './scopes/file.js';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
+import { parseCorsOrigins } from './lib/origins.js';
+import { type SealingKeys, sealingKeysFrom } from './lib/sealed.js';
 import { bool, ConfigError, type Env, int, oneOf, optionalInt, raw } from './lib/env-vars.js';
 
 export { ConfigError };
@@ -67,6 +69,10 @@ export interface Config {
    * (WEBHOOK_ALLOW_PRIVATE, development and tests only), and how long one attempt may take.
    */
   readonly webhooks: { readonly allowPrivate: boolean; readonly timeoutMs: number };
+  /** The operator's keys that encrypt secrets at rest (KEY_ENCRYPTION_KEY, KEY_ENCRYPTION_KEY_OLD). */
+  readonly keyEncryption: SealingKeys;
+  /** The platform's front-ends that may call the API from a browser (CORS_ORIGINS); none by default. */
+  readonly corsOrigins: readonly string[];
 }
 
 function parseQuota(env: Env, name: string, fallback: string): Quota | null {
@@ -104,7 +110,8 @@ export function parseWorkers(value: string | undefined, name: string): number {
   return Number(value);
 }
 
-function parseDatabase(env: Env): DatabaseConfig {
+/** DATABASE_URL (and the settings of its kind) from the environment. */
+export function parseDatabase(env: Env): DatabaseConfig {
   const url = raw(env, 'DATABASE_URL') ?? 'sqlite:./data/rz-auth.db';
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
@@ -215,6 +222,8 @@ export function loadConfig(env: Env): Config {
       allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_SECONDS', 10, 1, 60) * 1000,
     },
+    keyEncryption: sealingKeysFrom(env),
+    corsOrigins: parseCorsOrigins(env),
   };
   return deepFreeze(config);
 }

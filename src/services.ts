@@ -15,6 +15,7 @@ import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { type Database, openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import { resealAll } from './db/sealed-columns.js';
 import { EventHub } from './events/hub.js';
 import { KeyRing } from './keys/service.js';
 import { RateLimiter } from './ratelimit/limiter.js';
@@ -23,6 +24,7 @@ import { KeyStore } from './keys/store.js';
 import { LeakResponse } from './leaks/service.js';
 import { LastUseRecorder } from './lib/last-use.js';
 import { Periodic } from './lib/periodic.js';
+import { Sealer } from './lib/sealed.js';
 import { Maintenance } from './maintenance/runner.js';
 import { expiredSessions, MAINTENANCE_INTERVAL_MS, oldAuditEvents, oldChanges, oldDeliveries } from './maintenance/sweeps.js';
 import { ScopeCatalogue } from './scopes/catalogue.js';
@@ -106,6 +108,8 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, (error) => onError(error, 'redis')) : null;
   try {
     await migrateToLatest(database.db);
+    // Before anything reads a secret: a key that opens none of them refuses the start here.
+    await resealAll(database.db, new Sealer(config.keyEncryption));
     // Start with shared counters if Redis comes up in time; otherwise run degraded (see RateLimiter).
     if (redis && !(await redisReady(redis, 5000))) onError(new Error(`Redis at REDIS_URL is not reachable yet`), 'redis');
     else if (redis) await checkDatabase(redis);
@@ -133,6 +137,7 @@ interface Infrastructure {
 
 async function wire(config: Config, { database, redis, clock, onError, requireFeed }: Infrastructure): Promise<Services> {
   const { db } = database;
+  const sealer = new Sealer(config.keyEncryption);
   const scopes = new ScopeCatalogue(config.scopes);
   const tokenStore = new TokenStore(db);
   const sessionStore = new SessionStore(db);
@@ -149,7 +154,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   polling.start();
 
   // Tokens signed by a retired key stay verifiable for one token lifetime plus a minute of skew.
-  const keys = new KeyRing(new KeyStore(db), feed, clock, (config.jwt.ttlSeconds + 60) * 1000);
+  const keys = new KeyRing(new KeyStore(db, sealer), feed, clock, (config.jwt.ttlSeconds + 60) * 1000);
   await keys.load();
   const userTokens = new UserTokens(keys, config.jwt);
 
@@ -176,7 +181,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   });
   const events = new EventHub(feed, changeStore, config.events);
   const lifecycleStore = new TokenLifecycleStore(db);
-  const webhooks = createWebhooks(db, clock, config.webhooks, onError);
+  const webhooks = createWebhooks(db, clock, config.webhooks, onError, sealer);
   const maintenance = new Maintenance(
     [
       expiredSessions(sessionStore),

@@ -6,7 +6,7 @@ import type { WebhookEndpoint } from '../webhooks/store.js';
 import { deliveryJson, endpointJson } from '../webhooks/json.js';
 import { noArguments, onlyId, parseOnce, UsageError } from './usage.js';
 
-type WithServices = (config: Config, run: (services: Services) => Promise<void>) => Promise<void>;
+type WithServices = (config: Config, run: (services: Services) => Promise<void>, access?: 'read') => Promise<void>;
 type Command = (args: string[], config: Config) => Promise<void>;
 
 export const WEBHOOK_USAGE = `  webhooks add --url URL --events T[,T...] [--description D]
@@ -52,7 +52,7 @@ export function webhookCommands(withServices: WithServices): Record<string, Comm
       noArguments(args, 'webhooks list');
       await withServices(config, async (services) => {
         for (const endpoint of await services.webhooks.list(undefined)) console.log(endpointLine(endpoint));
-      });
+      }, 'read');
     },
 
     async 'webhooks delete'(args, config) {
@@ -68,7 +68,7 @@ export function webhookCommands(withServices: WithServices): Record<string, Comm
       await withServices(config, async (services) => {
         const page = await found(id, () => services.webhooks.deliveries(undefined, id, { limit: values.limit }));
         for (const delivery of page.deliveries) console.log(JSON.stringify(deliveryJson(delivery)));
-      });
+      }, 'read');
     },
   };
 }

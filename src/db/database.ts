@@ -1,6 +1,6 @@
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, type DatabaseConnection, Kysely, PostgresDialect, SqliteAdapter, type SqliteDatabase, SqliteDialect, type SqliteDialectConfig, SqliteDriver } from 'kysely';
 import type { DatabaseConfig } from '../config.js';
@@ -37,6 +37,27 @@ export function loadSqlite(): typeof BetterSqlite3 {
  */
 export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   return config.kind === 'sqlite' ? openSqlite(config) : openPostgres(config.url, config.poolSize);
+}
+
+/**
+ * The database as shown to the operator: the SQLite file's absolute path, or the PostgreSQL URL
+ * without its password.
+ */
+export function describeDatabase(config: DatabaseConfig): string {
+  if (config.kind === 'sqlite') return `sqlite:${config.path === ':memory:' ? config.path : resolve(config.path)}`;
+  const url = new URL(config.url);
+  url.password = '';
+  return url.toString();
+}
+
+/**
+ * Refuses a SQLite file that does not exist. Only `serve` and `migrate` create the database: a CLI
+ * command run with the wrong DATABASE_URL (or none, from another folder) would otherwise work on a
+ * new, empty one and report success.
+ */
+export function requireExisting(config: DatabaseConfig, name = 'DATABASE_URL'): void {
+  if (config.kind !== 'sqlite' || config.path === ':memory:' || existsSync(config.path)) return;
+  throw new ConfigError(`${name}: no database at ${resolve(config.path)}; set ${name} to the service's database (sqlite:<file> or postgres://...), or create one with "rz-auth migrate"`);
 }
 
 /**

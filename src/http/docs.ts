@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { CORS_EXPOSED_HEADERS } from './cors.js';
 import type { FastifyInstance } from 'fastify';
 import { OPTIONAL_BODY, TAGS } from '../api/operation.js';
 import { RESPONSE_HEADERS } from '../api/responses.js';
@@ -26,7 +27,9 @@ API token scopes built into rz-auth (\`GET /api/scopes\` lists them with the pla
 ${Object.entries(SCOPE_DESCRIPTIONS).map(([s, d]) => `- \`${s}\`: ${d}`).join('\n')}
 
 Errors are RFC 9457 problem details (\`application/problem+json\`) with a stable \`code\`; each \`type\` links to a page under /problems/.
-Authentication failures carry an RFC 6750 \`WWW-Authenticate\` header.`;
+Authentication failures carry an RFC 6750 \`WWW-Authenticate\` header.
+
+Browsers: CORS is answered for the exact origins the operator lists in \`CORS_ORIGINS\` (none by default; this server's are in the document's \`x-cors\`), preflight (\`OPTIONS\`) included on every operation. Credentials are bearer tokens, never cookies: no \`Access-Control-Allow-Credentials\`.`;
 
 /**
  * Every route is either hidden from the document or declared with operation(), which derives its
@@ -154,7 +157,8 @@ function fixUiDocumentRoutes(app: FastifyInstance, document: FixedDocument): voi
  * before the rate limits' hooks (see {@link fixUiDocumentRoutes}). Returns the document, for
  * {@link registerDocs} to serve.
  */
-export async function registerOpenApi(app: FastifyInstance, version: string): Promise<FixedDocument> {
+export async function registerOpenApi(app: FastifyInstance, version: string, corsOrigins: readonly string[] = []): Promise<FixedDocument> {
+  const cors = { origins: [...corsOrigins], credentials: false, exposed_headers: [...CORS_EXPOSED_HEADERS] };
   requireOperations(app);
   await app.register(swagger, {
     openapi: {
@@ -164,7 +168,7 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
       components: { securitySchemes: securitySchemes() },
       tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     },
-    transformObject: (document) => ('openapiObject' in document ? shareHeaders(document.openapiObject) : document.swaggerObject),
+    transformObject: (document) => ('openapiObject' in document ? { ...shareHeaders(document.openapiObject), 'x-cors': cors } : document.swaggerObject),
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },

@@ -34,7 +34,8 @@ export interface ShortcutDeps {
  * authentication, authorization, rate-limit count, body serializer, headers and access line. What
  * they cannot settle at once goes to Fastify with nothing counted: another request, one without a
  * single Host or with a body (Fastify refuses both), a shutdown under way, a token the caches do
- * not hold (its lookup is already running and the route's guard joins it), any error. A request
+ * not hold (its lookup is already running and the route's guard joins it), a browser's request
+ * (CORS), any error. A request
  * the limit refuses has been counted here; over its limit, Fastify's second count changes nothing,
  * and its 429 is built in the one place.
  */
@@ -69,7 +70,8 @@ export function meShortcut(deps: ShortcutDeps, fastify: RequestHandler): Request
     });
   };
   return (req, res) => {
-    if (req.method !== 'GET' || req.url !== '/api/me' || deps.closing() || !hasOneHost(req) || hasBody(req)) return fastify(req, res);
+    // A browser's request (it sends Origin) goes to Fastify, which adds the CORS headers (cors.ts).
+    if (req.method !== 'GET' || req.url !== '/api/me' || req.headers.origin !== undefined || deps.closing() || !hasOneHost(req) || hasBody(req)) return fastify(req, res);
     const start = performance.now();
     // Catch up with changes made elsewhere first, as the route's onRequest hook does.
     const pending = deps.feed.sync();

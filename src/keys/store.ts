@@ -2,7 +2,9 @@ import type { Kysely } from 'kysely';
 import type { AuditEvent } from '../audit/events.js';
 import { recordAudit } from '../audit/store.js';
 import { changeTransaction, recordChange } from '../changes/store.js';
+import { openIn, sealIn, SIGNING_KEY_SECRET } from '../db/sealed-columns.js';
 import type { Tables } from '../db/tables.js';
+import { NO_SEALING_KEYS, Sealer } from '../lib/sealed.js';
 
 /** A JWT signing key pair as stored (JWK JSON). */
 export interface StoredKey {
@@ -14,9 +16,12 @@ export interface StoredKey {
   readonly retiredAt: string | null;
 }
 
-/** SQL for signing keys. */
+/** SQL for signing keys. The private key is sealed at rest when the operator set KEY_ENCRYPTION_KEY. */
 export class KeyStore {
-  constructor(private readonly db: Kysely<Tables>) {}
+  constructor(
+    private readonly db: Kysely<Tables>,
+    private readonly sealer = new Sealer(NO_SEALING_KEYS),
+  ) {}
 
   async list(): Promise<StoredKey[]> {
     const rows = await this.db.selectFrom('signing_keys').selectAll().orderBy('created_at').orderBy('kid').execute();
@@ -24,7 +29,7 @@ export class KeyStore {
       kid: r.kid,
       alg: r.alg,
       publicJwk: r.public_jwk,
-      privateJwk: r.private_jwk,
+      privateJwk: openIn(this.sealer, SIGNING_KEY_SECRET, r.kid, r.private_jwk),
       createdAt: r.created_at,
       retiredAt: r.retired_at,
     }));
@@ -45,7 +50,7 @@ export class KeyStore {
           kid: key.kid,
           alg: key.alg,
           public_jwk: key.publicJwk,
-          private_jwk: key.privateJwk,
+          private_jwk: sealIn(this.sealer, SIGNING_KEY_SECRET, key.kid, key.privateJwk),
           created_at: key.createdAt,
           retired_at: null,
         })

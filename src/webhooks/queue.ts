@@ -1,7 +1,9 @@
 import type { ExpressionBuilder, Kysely } from 'kysely';
 import { type StoredAuditEvent, toStoredEvent } from '../audit/store.js';
 import { isPostgres } from '../db/dialect.js';
+import { openIn, WEBHOOK_SECRET } from '../db/sealed-columns.js';
 import type { Tables, WebhookDeliveriesTable } from '../db/tables.js';
+import { NO_SEALING_KEYS, Sealer } from '../lib/sealed.js';
 import { type DeliveryStatus, ENDPOINT_COLUMNS, insertDeliveries, type NewDelivery, toEndpoint, type WebhookEndpoint } from './store.js';
 
 /** An endpoint as the dispatcher matches it: its owner, types and creation time. */
@@ -47,7 +49,11 @@ export const PER_ENDPOINT = 2;
 export class WebhookQueue {
   private readonly pg: boolean;
 
-  constructor(private readonly db: Kysely<Tables>) {
+  constructor(
+    private readonly db: Kysely<Tables>,
+    /** Opens endpoint secrets sealed under KEY_ENCRYPTION_KEY. */
+    private readonly sealer = new Sealer(NO_SEALING_KEYS),
+  ) {
     this.pg = isPostgres(db);
   }
 
@@ -133,7 +139,7 @@ export class WebhookQueue {
     return claimed.flatMap((c) => {
       const endpoint = byId.get(c.endpoint_id);
       if (!endpoint) return [];
-      return [{ id: c.id, url: endpoint.url, secret: endpoint.secret, payload: c.payload, createdAt: c.created_at, attemptCount: Number(c.attempt_count), leaseToken }];
+      return [{ id: c.id, url: endpoint.url, secret: openIn(this.sealer, WEBHOOK_SECRET, endpoint.id, endpoint.secret), payload: c.payload, createdAt: c.created_at, attemptCount: Number(c.attempt_count), leaseToken }];
     });
   }
 

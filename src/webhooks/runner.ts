@@ -3,6 +3,7 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Tables } from '../db/tables.js';
 import { Periodic } from '../lib/periodic.js';
+import type { Sealer } from '../lib/sealed.js';
 import { Dispatcher } from './dispatcher.js';
 import { WebhookQueue } from './queue.js';
 import { createSender } from './sender.js';
@@ -53,11 +54,11 @@ export class WebhookDelivery {
 }
 
 /** The webhook rules the API and the CLI call, and the background work the server runs. */
-export function createWebhooks(db: Kysely<Tables>, clock: Clock, config: Config['webhooks'], onError: (error: unknown, context: string) => void) {
-  const queue = new WebhookQueue(db);
+export function createWebhooks(db: Kysely<Tables>, clock: Clock, config: Config['webhooks'], onError: (error: unknown, context: string) => void, sealer: Sealer) {
+  const queue = new WebhookQueue(db, sealer);
   const { allowPrivate, timeoutMs } = config;
   const worker = new DeliveryWorker(queue, createSender({ allowPrivate, timeoutMs }), clock, { timeoutMs, onError });
-  const store = new WebhookStore(db);
+  const store = new WebhookStore(db, sealer);
   return {
     store,
     service: new WebhookService(store, clock, { allowPrivate }),

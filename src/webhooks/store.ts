@@ -2,7 +2,9 @@ import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { AuditEvent, AuditType } from '../audit/events.js';
 import { recordAudit } from '../audit/store.js';
 import { insertBatches } from '../db/dialect.js';
+import { sealIn, WEBHOOK_SECRET } from '../db/sealed-columns.js';
 import type { Tables, WebhookDeliveriesTable, WebhookEndpointsTable } from '../db/tables.js';
+import { NO_SEALING_KEYS, Sealer } from '../lib/sealed.js';
 
 /** An endpoint as its owner sees it: never its secret. */
 export interface WebhookEndpoint {
@@ -96,7 +98,11 @@ export async function insertDeliveries(db: Db, deliveries: readonly NewDelivery[
 
 /** SQL for webhook endpoints and for reading their deliveries. The delivery queue is in queue.ts. */
 export class WebhookStore {
-  constructor(private readonly db: Kysely<Tables>) {}
+  constructor(
+    private readonly db: Kysely<Tables>,
+    /** Seals the secret at rest under KEY_ENCRYPTION_KEY, when set. */
+    private readonly sealer = new Sealer(NO_SEALING_KEYS),
+  ) {}
 
   /**
    * Inserts an endpoint with its audit event, unless its owner already has `max` endpoints: false
@@ -121,7 +127,7 @@ export class WebhookStore {
           url: endpoint.url,
           description: endpoint.description,
           event_types: JSON.stringify(endpoint.eventTypes),
-          secret: endpoint.secret,
+          secret: sealIn(this.sealer, WEBHOOK_SECRET, endpoint.id, endpoint.secret),
           created_at: endpoint.createdAt,
         })
         .execute();

@@ -16,6 +16,8 @@ describe('rz-auth audit list', { timeout: 60_000 }, () => {
   };
 
   it("records the operator's own acts and prints everyone's events newest first, filtered by user, type, time and count", async () => {
+    // Only serve and migrate create the database; every other command refuses a file that is not there.
+    expect((await runCli(['migrate'], env)).code).toBe(0);
     const user = await runCli(['users', 'create', '--email', 'ops@example.com', '--username', 'ops_user'], env, 'correct horse battery staple\n');
     expect(user.code, user.stderr).toBe(0);
     const userId = (JSON.parse(user.stdout) as { id: string }).id;

@@ -1,11 +1,11 @@
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PASSWORD } from '../helpers/api.js';
 import { tempDir } from '../helpers/app.js';
-import { request, runCli, type ServerProcess, spawnServer } from '../helpers/server-process.js';
+import { freePort, request, runCli, type ServerProcess, spawnServer } from '../helpers/server-process.js';
 
 /**
  * The CLI as a real process, next to a real server on the same SQLite file: what an operator does
@@ -186,6 +186,26 @@ describe('rz-auth CLI', { timeout: 60_000 }, () => {
       const res = await runCli([...command, 'extra'], env);
       expect(res.code).toBe(2);
       expect(res.stderr).toMatch(/takes no arguments/);
+    });
+  });
+
+  describe('which database', () => {
+    it('a command on a SQLite file that does not exist made a new, empty one and listed nothing: now exit 2 naming the path and DATABASE_URL', async () => {
+      const missing = join(temp.dir, 'elsewhere', 'rz.db');
+      const res = await runCli(['users', 'list'], { ...env, DATABASE_URL: `sqlite:${missing}` });
+      expect(res.code).toBe(2);
+      expect(res.stderr).toContain(`rz-auth: configuration error: DATABASE_URL: no database at ${missing}`);
+      expect(existsSync(missing)).toBe(false);
+    });
+
+    it('a read-only command names its database on stderr and needs no Redis; one that writes still refuses without it', async () => {
+      const noRedis = { ...env, REDIS_URL: `redis://127.0.0.1:${await freePort()}` };
+      const read = await runCli(['users', 'list'], noRedis);
+      expect(read.code, read.stderr).toBe(0);
+      expect(read.stderr).toBe(`rz-auth: database sqlite:${join(temp.dir, 'rz.db')}\n`);
+      const write = await runCli(['services', 'create', 'needs-redis'], noRedis);
+      expect(write.code).toBe(1);
+      expect(write.stderr).toMatch(/Redis at REDIS_URL is not reachable/);
     });
   });
 
