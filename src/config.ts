@@ -66,7 +66,7 @@ export interface Config {
    * Webhook sending: whether endpoints may target loopback, private and link-local addresses
    * (WEBHOOK_ALLOW_PRIVATE, development and tests only), and how long one attempt may take.
    */
-  readonly webhooks: { readonly allowPrivate: boolean; readonly timeoutMs: number };
+  readonly webhooks: { readonly allowPrivate: boolean; readonly timeoutMs: number; readonly connectTimeoutMs: number };
 }
 
 function parseQuota(env: Env, name: string, fallback: string): Quota | null {
@@ -214,6 +214,7 @@ export function loadConfig(env: Env): Config {
     webhooks: {
       allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_SECONDS', 10, 1, 60) * 1000,
+      connectTimeoutMs: int(env, 'WEBHOOK_CONNECT_TIMEOUT_SECONDS', 5, 1, 60) * 1000,
     },
   };
   return deepFreeze(config);

@@ -124,6 +124,11 @@ describe('configuration', () => {
   });
 
   it('webhooks: private targets only when asked for, attempts of 1 to 60 seconds', () => {
-    expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_TIMEOUT_SECONDS: '60' }).webhooks).toEqual({ allowPrivate: true, timeoutMs: 60_000 });
+    expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_TIMEOUT_SECONDS: '60' }).webhooks).toEqual({ allowPrivate: true, timeoutMs: 60_000, connectTimeoutMs: 5_000 });
+  });
+
+  it('webhooks: a connect timeout of its own, 1 to 60 seconds, 5 by default', () => {
+    expect(loadConfig({ WEBHOOK_CONNECT_TIMEOUT_SECONDS: '2' }).webhooks.connectTimeoutMs).toBe(2_000);
+    expect(() => loadConfig({ WEBHOOK_CONNECT_TIMEOUT_SECONDS: '0' })).toThrow(/WEBHOOK_CONNECT_TIMEOUT_SECONDS/);
   });
 });

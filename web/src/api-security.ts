@@ -34,6 +34,11 @@ export interface AuditDetails {
   /** A webhook endpoint's scheme, host and port. */
   readonly origin?: string;
   readonly event_types?: readonly string[];
+  /** A webhook endpoint paused: its failed attempts in a row, and when it is probed. */
+  readonly consecutive_failures?: number;
+  readonly paused_until?: string | null;
+  /** A leak report in GitHub's format whose signature checked out. */
+  readonly verified?: boolean;
 }
 
 /** One event of the user's audit log. */

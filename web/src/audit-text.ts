@@ -30,6 +30,8 @@ export const EVENT_TYPES: ReadonlyArray<readonly [type: string, label: string]> 
   ['user.created', 'Account created by the operator'],
   ['webhook.created', 'Webhook endpoints added'],
   ['webhook.deleted', 'Webhook endpoints deleted'],
+  ['webhook.paused', 'Webhook endpoints paused after failures'],
+  ['webhook.resumed', 'Webhook endpoints resumed'],
 ];
 
 /** Labels of the types a user's log never shows but a webhook may still be offered. */
@@ -130,6 +132,10 @@ export function describeEvent(event: AuditEvent): string {
       return `Webhook endpoint added${endpointText(event)}`;
     case 'webhook.deleted':
       return `Webhook endpoint deleted${endpointText(event)}`;
+    case 'webhook.paused':
+      return `Webhook endpoint paused after ${plural(d.consecutive_failures ?? 0, 'failed attempt')} in a row`;
+    case 'webhook.resumed':
+      return 'Webhook endpoint resumed: a delivery succeeded';
     default:
       return event.type;
   }
