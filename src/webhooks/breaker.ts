@@ -41,12 +41,14 @@ export async function recordInBreaker(trx: Transaction<Tables>, endpointId: stri
   }
   const row = await endpoints
     .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1) }))
-    .returning(['consecutive_failures', 'owner_user_id'])
+    .returning(['consecutive_failures', 'owner_user_id', 'paused_until'])
     .executeTakeFirst();
   const failures = Number(row?.consecutive_failures ?? 0);
   if (!row || failures < BREAKER_THRESHOLD) return null;
+  // An attempt that was in flight when the endpoint was paused counts, but does not lengthen the pause.
+  if (row.paused_until !== null && row.paused_until > iso(endedAt)) return null;
   const pausedUntil = iso(endedAt + pauseAfter(failures));
   await endpoints.set({ paused_until: pausedUntil }).execute();
-  // Only the opening is a change: a failed probe (or a send that was in flight) extends the pause.
+  // Only the opening is a change: a failed probe extends the pause.
   return failures === BREAKER_THRESHOLD ? { endpointId, ownerUserId: row.owner_user_id, change: 'paused', consecutiveFailures: failures, pausedUntil } : null;
 }
