@@ -67,6 +67,8 @@ export interface Config {
    * (WEBHOOK_ALLOW_PRIVATE, development and tests only), and how long one attempt may take.
    */
   readonly webhooks: { readonly allowPrivate: boolean; readonly timeoutMs: number; readonly connectTimeoutMs: number };
+  /** Leak reports: where GitHub's secret scanning keys are fetched (LEAK_GITHUB_KEYS_URL). */
+  readonly leaks: { readonly githubKeysUrl: string };
 }
 
 function parseQuota(env: Env, name: string, fallback: string): Quota | null {
@@ -216,8 +218,21 @@ export function loadConfig(env: Env): Config {
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_SECONDS', 10, 1, 60) * 1000,
       connectTimeoutMs: int(env, 'WEBHOOK_CONNECT_TIMEOUT_SECONDS', 5, 1, 60) * 1000,
     },
+    leaks: { githubKeysUrl: parseKeysUrl(raw(env, 'LEAK_GITHUB_KEYS_URL')) },
   };
   return deepFreeze(config);
+}
+
+/** Where GitHub publishes the keys that sign its secret scanning reports. */
+const GITHUB_KEYS_URL = 'https://api.github.com/meta/public_keys/secret_scanning';
+
+/** LEAK_GITHUB_KEYS_URL: https, or http to a loopback host only (a local key server in tests). */
+function parseKeysUrl(value: string | undefined): string {
+  if (value === undefined || value === '') return GITHUB_KEYS_URL;
+  const url = URL.canParse(value) ? new URL(value) : null;
+  const loopback = url !== null && ['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname);
+  if (url?.protocol === 'https:' || (url?.protocol === 'http:' && loopback)) return url.href;
+  throw new ConfigError('LEAK_GITHUB_KEYS_URL must be an https URL (http only to 127.0.0.1, [::1] or localhost)');
 }
 
 function deepFreeze<T extends object>(value: T): T {

@@ -131,4 +131,10 @@ describe('configuration', () => {
     expect(loadConfig({ WEBHOOK_CONNECT_TIMEOUT_SECONDS: '2' }).webhooks.connectTimeoutMs).toBe(2_000);
     expect(() => loadConfig({ WEBHOOK_CONNECT_TIMEOUT_SECONDS: '0' })).toThrow(/WEBHOOK_CONNECT_TIMEOUT_SECONDS/);
   });
+
+  it("LEAK_GITHUB_KEYS_URL: GitHub's by default, https, or http to loopback only", () => {
+    expect(loadConfig({}).leaks.githubKeysUrl).toBe('https://api.github.com/meta/public_keys/secret_scanning');
+    expect(loadConfig({ LEAK_GITHUB_KEYS_URL: 'http://127.0.0.1:8080/keys' }).leaks.githubKeysUrl).toBe('http://127.0.0.1:8080/keys');
+    for (const url of ['http://keys.example.com/k', 'ftp://127.0.0.1/k', 'not a url']) expect(() => loadConfig({ LEAK_GITHUB_KEYS_URL: url })).toThrow(/LEAK_GITHUB_KEYS_URL/);
+  });
 });

@@ -121,7 +121,7 @@ export function describeEvent(event: AuditEvent): string {
     case 'token.refused':
       return `${tokenName(event)}: ${plural(d.refusals ?? 1, 'request')} refused by its networks`;
     case 'token.leaked':
-      return `${tokenName(event)} reported leaked${d.report_format === 'github' ? ' by GitHub secret scanning' : ''} and revoked`;
+      return `${tokenName(event)} reported leaked${leakSource(d)} and revoked`;
     case 'token.expiring':
       return `${tokenName(event)} expires in ${plural(d.days ?? 0, 'day')}`;
     case 'app.registered':
@@ -139,6 +139,12 @@ export function describeEvent(event: AuditEvent): string {
     default:
       return event.type;
   }
+}
+
+/** Who reported a leak, claiming only what the service checked: GitHub's signature, or nothing. */
+function leakSource(d: AuditEvent['details']): string {
+  if (d.report_format !== 'github') return '';
+  return d.verified === true ? ' by GitHub secret scanning (signature verified)' : " (reported in GitHub's format, not verified)";
 }
 
 /** Who did it, as the signed-in person reads it. */
