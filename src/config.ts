@@ -68,7 +68,9 @@ export interface Config {
    * Webhook sending: whether endpoints may target loopback, private and link-local addresses
    * (WEBHOOK_ALLOW_PRIVATE, development and tests only), and how long one attempt may take.
    */
-  readonly webhooks: { readonly allowPrivate: boolean; readonly timeoutMs: number };
+  readonly webhooks: { readonly allowPrivate: boolean; readonly timeoutMs: number; readonly connectTimeoutMs: number };
+  /** Leak reports: where GitHub's secret scanning keys are fetched (LEAK_GITHUB_KEYS_URL). */
+  readonly leaks: { readonly githubKeysUrl: string };
   /** The operator's keys that encrypt secrets at rest (KEY_ENCRYPTION_KEY, KEY_ENCRYPTION_KEY_OLD). */
   readonly keyEncryption: SealingKeys;
   /** The platform's front-ends that may call the API from a browser (CORS_ORIGINS); none by default. */
@@ -221,11 +223,25 @@ export function loadConfig(env: Env): Config {
     webhooks: {
       allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_SECONDS', 10, 1, 60) * 1000,
+      connectTimeoutMs: int(env, 'WEBHOOK_CONNECT_TIMEOUT_SECONDS', 5, 1, 60) * 1000,
     },
     keyEncryption: sealingKeysFrom(env),
     corsOrigins: parseCorsOrigins(env),
+    leaks: { githubKeysUrl: parseKeysUrl(raw(env, 'LEAK_GITHUB_KEYS_URL')) },
   };
   return deepFreeze(config);
+}
+
+/** Where GitHub publishes the keys that sign its secret scanning reports. */
+const GITHUB_KEYS_URL = 'https://api.github.com/meta/public_keys/secret_scanning';
+
+/** LEAK_GITHUB_KEYS_URL: https, or http to a loopback host only (a local key server in tests). */
+function parseKeysUrl(value: string | undefined): string {
+  if (value === undefined || value === '') return GITHUB_KEYS_URL;
+  const url = URL.canParse(value) ? new URL(value) : null;
+  const loopback = url !== null && ['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname);
+  if (url?.protocol === 'https:' || (url?.protocol === 'http:' && loopback)) return url.href;
+  throw new ConfigError('LEAK_GITHUB_KEYS_URL must be an https URL (http only to 127.0.0.1, [::1] or localhost)');
 }
 
 function deepFreeze<T extends object>(value: T): T {

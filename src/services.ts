@@ -21,6 +21,7 @@ import { KeyRing } from './keys/service.js';
 import { RateLimiter } from './ratelimit/limiter.js';
 import { checkDatabase, connectRedis, redisReady } from './ratelimit/redis.js';
 import { KeyStore } from './keys/store.js';
+import { GitHubKeys } from './leaks/github-keys.js';
 import { LeakResponse } from './leaks/service.js';
 import { LastUseRecorder } from './lib/last-use.js';
 import { Periodic } from './lib/periodic.js';
@@ -220,7 +221,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     apps: new AppService(new AppStore(db), feed, clock, scopes, config.tokens),
     audit,
     auditLog: new AuditLog(audit),
-    leaks: new LeakResponse({ tokens: tokenStore, services: serviceStore, feed, clock }),
+    leaks: new LeakResponse({ tokens: tokenStore, services: serviceStore, feed, clock, github: new GitHubKeys({ url: config.leaks.githubKeysUrl, clock, onError }) }),
     refusals,
     scopes,
     serviceCredentials: new ServiceCredentials(serviceStore, feed, clock),

@@ -42,9 +42,15 @@ declare module 'fastify' {
     method?: string;
     auth?: RouteAuth;
     rateLimit?: RouteRateLimit;
+    /** Keep the body's bytes as received in `request.rawBody` (a signature over them is checked). */
+    keepRawBody?: boolean;
+    /** What a valid request costs under its public rate limit, counted once the body is validated; 1 when absent. */
+    rateLimitWeight?: (body: unknown) => number;
   }
   interface FastifyRequest {
     principal: Caller | null;
+    /** The body's bytes, on routes with `config.keepRawBody`; null elsewhere. */
+    rawBody: Buffer | null;
   }
 }
 

@@ -30,6 +30,8 @@ export const AUDIT_TYPES = [
   'service_credential.revoked',
   'webhook.created',
   'webhook.deleted',
+  'webhook.paused',
+  'webhook.resumed',
 ] as const;
 
 export type AuditType = (typeof AUDIT_TYPES)[number];

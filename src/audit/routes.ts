@@ -32,7 +32,10 @@ const Details = Type.Object(
     expires_at: Type.Optional(Type.Union([Timestamp, Type.Null()])),
     immediate: Type.Optional(Type.Boolean()),
     hint: Type.Optional(Type.String({ maxLength: 8, description: 'The prefix and last four characters of the token, as lists show it.' })),
-    report_format: Type.Optional(Type.Enum(['list', 'github'], { description: 'How a leak was reported: a list of strings, or GitHub secret scanning.' })),
+    report_format: Type.Optional(Type.Enum(['list', 'github'], { description: "How a leak was reported: a list of strings, or GitHub secret scanning's format." })),
+    verified: Type.Optional(Type.Boolean({ description: "true when a report in GitHub's format carried GitHub's valid signature; absent when it did not." })),
+    consecutive_failures: Type.Optional(Type.Integer({ format: 'int32', minimum: 0, maximum: 2_147_483_647, description: 'webhook.paused: failed attempts in a row.' })),
+    paused_until: Type.Optional(Type.Union([Timestamp, Type.Null()], { description: 'webhook.paused: when one delivery is tried again.' })),
     allowed_cidrs: Type.Optional(Type.Array(Type.String({ maxLength: 43 }), { maxItems: 20, description: 'The networks a token is limited to, after a PATCH.' })),
     reason: Type.Optional(
       Type.Enum(['ended', 'others_ended', 'password_changed', 'rotated_again', 'rotation_grace_ended', 'lifetime_ended'], {

@@ -134,6 +134,10 @@ export interface WebhookEndpointsTable {
   /** `whsec_` + base64: the signing key. Never leaves the service but in the creation's answer. */
   secret: string;
   created_at: string;
+  /** Failed attempts in a row (any delivery); a success resets it. The breaker opens at a threshold (breaker.ts). */
+  consecutive_failures: Generated<number>;
+  /** While the breaker is open: nothing is sent before this time, then one probe. Null when closed. */
+  paused_until: string | null;
 }
 
 /** One message to one endpoint, with its retry state (the `webhook-id` is its id). */

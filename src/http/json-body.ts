@@ -96,6 +96,7 @@ export function addBodyParser(app: FastifyInstance, mediaType: string, parse: (b
       done(new ProblemError('unsupported_media_type', { detail: 'Content-Encoding is not supported: send the body uncompressed.' }), undefined);
       return;
     }
+    if (request.routeOptions.config.keepRawBody) request.rawBody = body as Buffer;
     try {
       done(null, parse(body as Buffer));
     } catch (error) {
@@ -109,6 +110,7 @@ export function addBodyParser(app: FastifyInstance, mediaType: string, parse: (b
  * text/plain requests get 415 and never reach a handler.
  */
 export function registerJsonBodyParser(app: FastifyInstance): void {
+  app.decorateRequest('rawBody', null);
   app.removeAllContentTypeParsers();
   addBodyParser(app, 'application/json', parseJsonBody);
 }

@@ -29,21 +29,25 @@ export class RequestLimits {
     private readonly clientAddress: (req: IncomingMessage) => string,
   ) {}
 
-  /** Counts one request; @throws rate_limited (with Retry-After) when the policy is spent. */
-  async enforce(request: FastifyRequest, policy: PolicyName, key: string): Promise<void> {
-    this.apply(request, await this.limiter.consume(policy, key));
+  /** Counts one request (or `points`); @throws rate_limited (with Retry-After) when the policy is spent. */
+  async enforce(request: FastifyRequest, policy: PolicyName, key: string, points = 1): Promise<void> {
+    this.apply(request, await this.limiter.consume(policy, key, points));
   }
 
   /** Records a decision; @throws rate_limited when it refused the request. */
   private apply(request: FastifyRequest, decision: Decision | null): void {
     if (decision === null) return;
-    (request.rateLimits ??= []).push(decision);
+    const decisions = (request.rateLimits ??= []);
+    // A weighted request counts its policy twice (rateLimitWeight): the headers show the later count.
+    const same = decisions.findIndex((d) => d.policy === decision.policy);
+    if (same === -1) decisions.push(decision);
+    else decisions[same] = decision;
     if (!decision.allowed) throw rateLimited(decision);
   }
 
-  /** Counts one request of the client address, under the general policy or a route's own. */
-  byAddress(request: FastifyRequest, policy: 'address' | 'leak-report' = 'address'): Promise<void> {
-    return this.enforce(request, policy, this.addressOf(request));
+  /** Counts one request of the client address (or `points`), under the general policy or a route's own. */
+  byAddress(request: FastifyRequest, policy: 'address' | 'leak-report' = 'address', points = 1): Promise<void> {
+    return this.enforce(request, policy, this.addressOf(request), points);
   }
 
   /**
@@ -98,6 +102,17 @@ export function registerRateLimits(app: FastifyInstance, limits: RequestLimits):
     const kind = route.config?.rateLimit;
     if (kind === 'address' || kind === 'leak-report') {
       route.onRequest = [...[route.onRequest ?? []].flat(), async (request: FastifyRequest) => limits.byAddress(request, kind)];
+      const weight = route.config?.rateLimitWeight;
+      // The request itself was counted before its body was read; the rest of its cost once it is valid.
+      if (weight) {
+        route.preHandler = [
+          ...[route.preHandler ?? []].flat(),
+          async (request: FastifyRequest) => {
+            const extra = weight(request.body) - 1;
+            if (extra > 0) await limits.byAddress(request, kind, extra);
+          },
+        ];
+      }
     } else if (kind === 'login' || kind === 'signup') {
       // After validation: the submitted email is needed, and a malformed body costs nothing.
       route.preHandler = [

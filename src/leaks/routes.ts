@@ -1,9 +1,9 @@
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
 import type { Http } from '../api/route.js';
 import { tokenFormats } from './formats.js';
-import type { LeakResponse } from './service.js';
+import { type LeakResponse, wellFormed } from './service.js';
 
 /** The most strings one report may carry. */
 export const MAX_REPORTED = 100;
@@ -35,6 +35,12 @@ const GitHubMatches = Type.Array(
 );
 
 const ReportBody = Type.Union([TokenList, GitHubMatches]);
+
+/** The strings of either body. */
+const reportedStrings = (body: Static<typeof ReportBody>): string[] => (Array.isArray(body) ? body.map((m) => m.token) : body.tokens);
+
+/** A header sent once; twice is not GitHub's, and verifies nothing. */
+const single = (value: string | string[] | undefined): string | undefined => (typeof value === 'string' ? value : undefined);
 
 const Received = Type.Object(
   { status: Type.Enum(['received'], { description: 'Always the same, whatever matched.' }) },
@@ -74,8 +80,7 @@ const Formats = Type.Object(
 
 /** Leak response: POST /api/tokens/leaked, and the token formats scanners look for. */
 export function leakRoutes(app: Http, leaks: LeakResponse): void {
-  app.post('/api/tokens/leaked', {
-    ...operation({
+  const report = operation({
       method: 'POST',
       operationId: 'reportLeakedTokens',
       tags: ['leaks'],
@@ -88,11 +93,17 @@ export function leakRoutes(app: Http, leaks: LeakResponse): void {
       rateLimit: 'leak-report',
       body: ReportBody,
       success: { 202: { description: 'Received; the same answer whatever matched.', schema: Received } },
-    }),
+  });
+  app.post('/api/tokens/leaked', {
+    ...report,
+    // The signature of a GitHub report is over the raw bytes; each well-formed string costs a request.
+    config: { ...report.config, keepRawBody: true, rateLimitWeight: (body: unknown) => wellFormed(reportedStrings(body as Static<typeof ReportBody>)).length },
     handler: async (request, reply) => {
       const body = request.body;
-      const [strings, format] = Array.isArray(body) ? [body.map((m) => m.token), 'github' as const] : [body.tokens, 'list' as const];
-      await leaks.report(strings, format, contextOf(request));
+      const strings = reportedStrings(body);
+      const signature = { keyId: single(request.headers['github-public-key-identifier']), signature: single(request.headers['github-public-key-signature']) };
+      const source = Array.isArray(body) ? { format: 'github' as const, body: request.rawBody ?? Buffer.alloc(0), signature } : { format: 'list' as const };
+      await leaks.report(strings, source, contextOf(request));
       return reply.code(202).send({ status: 'received' as const });
     },
   });

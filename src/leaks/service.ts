@@ -1,19 +1,32 @@
-import { auditEvent, type RequestContext } from '../audit/events.js';
+import { auditEvent, type Details, type RequestContext } from '../audit/events.js';
 import type { ChangeFeed } from '../changes/feed.js';
 import { type Clock, iso } from '../clock.js';
-import type { ServiceCredentialStore } from '../services/store.js';
-import { tokenKind, tokenDigest } from '../tokens/format.js';
+import type { ServiceCredential, ServiceCredentialStore } from '../services/store.js';
+import { type OpaqueKind, tokenDigest, tokenKind } from '../tokens/format.js';
 import { tokenDetails } from '../tokens/service.js';
-import type { TokenStore } from '../tokens/store.js';
+import type { TokenLookup, TokenStore } from '../tokens/store.js';
+import type { GitHubKeys, GitHubSignature } from './github-keys.js';
 
 /** How a report arrived: a list of strings, or GitHub secret scanning's array of matches. */
 export type ReportFormat = 'list' | 'github';
+
+/** A report's origin: for GitHub's format, the raw body and the headers that may sign it. */
+export type ReportSource = { readonly format: 'list' } | { readonly format: 'github'; readonly body: Buffer; readonly signature: GitHubSignature };
+
+/** The well-formed tokens of ours among reported strings, once each: shape and checksum, no lookup. */
+export function wellFormed(reported: readonly string[]): Array<{ readonly value: string; readonly kind: OpaqueKind }> {
+  return [...new Set(reported)].flatMap((value) => {
+    const kind = tokenKind(value);
+    return kind === null ? [] : [{ value, kind }];
+  });
+}
 
 /**
  * Leak response: every live token among reported strings is revoked, through the change log (so
  * every instance and the event stream hear of it), and its owner's audit log says it leaked.
  * Holding a token is all it takes to kill it; a reporter learns nothing, since the answer is the
- * same whatever matched.
+ * same whatever matched. A report in GitHub's format is recorded as verified only when GitHub's
+ * signature checks out (docs/leak-response.md).
  */
 export class LeakResponse {
   constructor(
@@ -22,34 +35,38 @@ export class LeakResponse {
       readonly services: ServiceCredentialStore;
       readonly feed: ChangeFeed;
       readonly clock: Clock;
+      readonly github: GitHubKeys;
     },
   ) {}
 
   /** Revokes what is live among `reported`; strings that are not our tokens cost a regex and a CRC32 each. */
-  async report(reported: readonly string[], format: ReportFormat, context: RequestContext): Promise<void> {
-    for (const value of new Set(reported)) {
-      // Shape and checksum first: only well-formed tokens of ours reach the store.
-      const kind = tokenKind(value);
-      if (kind === 'service') await this.revokeService(value, format, context);
-      else if (kind !== null) await this.revokeToken(value, format, context);
-    }
+  async report(reported: readonly string[], source: ReportSource, context: RequestContext): Promise<void> {
+    // Shape and checksum first: only well-formed tokens of ours reach the store.
+    const found = wellFormed(reported);
+    if (found.length === 0) return;
+    // The lookups start on a later turn of the event loop than the one that parsed the body.
+    await new Promise((resolve) => setImmediate(resolve));
+    // Only what was checked is claimed: `verified` is there only when GitHub's signature is.
+    const verified = source.format === 'github' && (await this.deps.github.verified(source.body, source.signature));
+    const report: Details = { report_format: source.format, ...(verified ? { verified } : {}) };
+    const digests = (kind: 'tokens' | 'services') => found.filter((f) => (f.kind === 'service') === (kind === 'services')).map((f) => tokenDigest(f.value));
+    const [tokens, services] = await Promise.all([this.deps.tokens.findByDigests(digests('tokens')), this.deps.services.findByDigests(digests('services'))]);
+    for (const token of tokens) await this.revokeToken(token, report, context);
+    for (const credential of services) await this.revokeService(credential, report, context);
   }
 
-  private async revokeToken(value: string, format: ReportFormat, context: RequestContext): Promise<void> {
-    const found = await this.deps.tokens.findByDigest(tokenDigest(value));
+  private async revokeToken(found: TokenLookup, report: Details, context: RequestContext): Promise<void> {
     const now = this.deps.clock.now();
-    if (!found || found.revoked || (found.token.expiresAt !== null && Date.parse(found.token.expiresAt) <= now)) return;
+    if (found.revoked || (found.token.expiresAt !== null && Date.parse(found.token.expiresAt) <= now)) return;
     const { id, userId, kind, appId, hint } = found.token;
-    const audit = () =>
-      auditEvent({ type: 'token.leaked', userId, subject: { type: 'token', id }, details: { ...tokenDetails(kind, appId), hint, report_format: format } }, context, now);
+    const audit = () => auditEvent({ type: 'token.leaked', userId, subject: { type: 'token', id }, details: { ...tokenDetails(kind, appId), hint, ...report } }, context, now);
     if (await this.deps.tokens.revoke(id, userId, iso(now), audit)) await this.deps.feed.committed('token', id);
   }
 
-  private async revokeService(value: string, format: ReportFormat, context: RequestContext): Promise<void> {
-    const found = await this.deps.services.findByDigest(tokenDigest(value));
-    if (!found || found.revokedAt !== null) return;
+  private async revokeService(found: ServiceCredential, report: Details, context: RequestContext): Promise<void> {
+    if (found.revokedAt !== null) return;
     const now = this.deps.clock.now();
-    const details = { token_type: 'service_credential', hint: found.hint, report_format: format };
+    const details = { token_type: 'service_credential', hint: found.hint, ...report };
     const event = auditEvent({ type: 'token.leaked', userId: null, subject: { type: 'service_credential', id: found.id }, details }, context, now);
     if (await this.deps.services.revoke(found.id, iso(now), event)) await this.deps.feed.committed('service', found.id);
   }

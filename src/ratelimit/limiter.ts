@@ -84,9 +84,9 @@ export class RateLimiter {
     return limiter instanceof BoundedMemoryLimiter ? limiter.storedKeys() : null;
   }
 
-  /** Counts one request against `key`; null when the policy is off. @throws unavailable when the store fails. */
-  consume(policy: PolicyName, key: string): Promise<Decision | null> {
-    return new Promise((resolve, reject) => this.count(policy, key, resolve, reject));
+  /** Counts one request (or `points`) against `key`; null when the policy is off. @throws unavailable when the store fails. */
+  consume(policy: PolicyName, key: string, points = 1): Promise<Decision | null> {
+    return new Promise((resolve, reject) => this.count(policy, key, resolve, reject, points));
   }
 
   /**
@@ -95,11 +95,11 @@ export class RateLimiter {
    * which saves a promise and a turn of the microtask queue per request. Neither callback may throw:
    * nothing would catch it.
    */
-  count(policy: PolicyName, key: string, decided: (decision: Decision | null) => void, failed: (error: ProblemError) => void): void {
+  count(policy: PolicyName, key: string, decided: (decision: Decision | null) => void, failed: (error: ProblemError) => void, points = 1): void {
     const entry = this.limiters.get(policy);
     if (!entry) return decided(null);
     const { quota } = entry;
-    entry.limiter.consume(key).then(
+    entry.limiter.consume(key, points).then(
       (result) => decided(decide(policy, quota, result, true)),
       (error: unknown) => {
         // rate-limiter-flexible rejects with a RateLimiterRes when the quota is spent, an Error when the store fails.

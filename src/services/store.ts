@@ -43,6 +43,13 @@ export class ServiceCredentialStore {
     return row && toCredential(row);
   }
 
+  /** The credentials among `digests`, in one query (a leak report's strings). */
+  async findByDigests(digests: readonly string[]): Promise<ServiceCredential[]> {
+    if (digests.length === 0) return [];
+    const rows = await this.db.selectFrom('service_credentials').select(COLUMNS).where('digest', 'in', digests).execute();
+    return rows.map(toCredential);
+  }
+
   /** Credentials not revoked, oldest first. */
   async listActive(): Promise<ServiceCredential[]> {
     const rows = await this.db.selectFrom('service_credentials').select(COLUMNS).where('revoked_at', 'is', null).orderBy('created_at').orderBy('id').execute();

@@ -63,6 +63,14 @@ export const TOKEN_COLUMNS = [
   'tokens.replaced_by',
 ] as const;
 
+/** A lookup's row: the token, its revocation, its owner and its app. */
+const toLookup = (row: TokenRow & { revoked_at: string | null; username: string; email: string; app_name: string | null }): TokenLookup => ({
+  token: toRecord(row),
+  revoked: row.revoked_at !== null,
+  owner: { id: row.user_id, username: row.username, email: row.email },
+  app: row.app_id !== null && row.app_name !== null ? { id: row.app_id, name: row.app_name } : null,
+});
+
 export function toRecord(row: TokenRow): TokenRecord {
   return {
     id: row.id,
@@ -164,21 +172,17 @@ export class TokenStore {
   }
 
   async findByDigest(digest: string): Promise<TokenLookup | undefined> {
-    const row = await this.db
-      .selectFrom('tokens')
-      .innerJoin('users', 'users.id', 'tokens.user_id')
-      .leftJoin('apps', 'apps.id', 'tokens.app_id')
-      .select(TOKEN_COLUMNS)
-      .select(['tokens.revoked_at', 'users.username', 'users.email', 'apps.name as app_name'])
-      .where('digest', '=', digest)
-      .executeTakeFirst();
-    if (!row) return undefined;
-    return {
-      token: toRecord(row),
-      revoked: row.revoked_at !== null,
-      owner: { id: row.user_id, username: row.username, email: row.email },
-      app: row.app_id !== null && row.app_name !== null ? { id: row.app_id, name: row.app_name } : null,
-    };
+    const row = await this.lookup().where('digest', '=', digest).executeTakeFirst();
+    return row && toLookup(row);
+  }
+
+  /** The tokens among `digests`, in one query (a leak report's strings). */
+  async findByDigests(digests: readonly string[]): Promise<TokenLookup[]> {
+    return digests.length === 0 ? [] : (await this.lookup().where('digest', 'in', digests).execute()).map(toLookup);
+  }
+  private lookup() {
+    const tokens = this.db.selectFrom('tokens').innerJoin('users', 'users.id', 'tokens.user_id').leftJoin('apps', 'apps.id', 'tokens.app_id');
+    return tokens.select(TOKEN_COLUMNS).select(['tokens.revoked_at', 'users.username', 'users.email', 'apps.name as app_name']);
   }
 
   /** Active (unrevoked, unexpired) tokens of a kind owned by a user, newest first. */

@@ -1,7 +1,15 @@
 import type { Delivery, WebhookEndpoint } from './store.js';
 
 /** An endpoint as the API and the CLI show it: never its secret. */
-export const endpointJson = (e: WebhookEndpoint) => ({ id: e.id, url: e.url, description: e.description, event_types: [...e.eventTypes], created_at: e.createdAt });
+export const endpointJson = (e: WebhookEndpoint) => ({
+  id: e.id,
+  url: e.url,
+  description: e.description,
+  event_types: [...e.eventTypes],
+  created_at: e.createdAt,
+  // Only while the breaker is open, so an endpoint delivering normally reads as it always did.
+  ...(e.paused ? { paused: { consecutive_failures: e.paused.consecutiveFailures, next_probe_at: e.paused.until } } : {}),
+});
 
 /** A delivery with its attempts, as the API and the CLI show it. */
 export const deliveryJson = (d: Delivery) => ({

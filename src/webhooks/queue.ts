@@ -1,9 +1,13 @@
-import type { ExpressionBuilder, Kysely } from 'kysely';
-import { type StoredAuditEvent, toStoredEvent } from '../audit/store.js';
+import type { Kysely } from 'kysely';
+import type { AuditEvent } from '../audit/events.js';
+import { recordAudit, type StoredAuditEvent, toStoredEvent } from '../audit/store.js';
 import { isPostgres } from '../db/dialect.js';
 import { openIn, WEBHOOK_SECRET } from '../db/sealed-columns.js';
-import type { Tables, WebhookDeliveriesTable } from '../db/tables.js';
+import type { Tables } from '../db/tables.js';
 import { NO_SEALING_KEYS, Sealer } from '../lib/sealed.js';
+import { type BreakerChange, recordInBreaker } from './breaker.js';
+import { type Candidate, pickFairly, type Share } from './fairness.js';
+import { endpointCap, leasesHeld } from './leases.js';
 import { type DeliveryStatus, ENDPOINT_COLUMNS, insertDeliveries, type NewDelivery, toEndpoint, type WebhookEndpoint } from './store.js';
 
 /** An endpoint as the dispatcher matches it: its owner, types and creation time. */
@@ -14,6 +18,8 @@ export interface ClaimedDelivery {
   readonly id: string;
   readonly url: string;
   readonly secret: string;
+  /** True for an operator endpoint's delivery, which may take the slots reserved for them. */
+  readonly operator: boolean;
   readonly payload: string;
   readonly createdAt: string;
   /** Attempts recorded before this one. */
@@ -31,12 +37,6 @@ export interface AttemptOutcome {
   /** When the next attempt is due (pending), null once finished. */
   readonly nextAttemptAt: string | null;
 }
-
-/**
- * Attempts one endpoint may have in flight at once, across every instance: a slow or dead receiver
- * holds at most this many of the senders' slots, so it cannot delay everyone else's deliveries.
- */
-export const PER_ENDPOINT = 2;
 
 /**
  * The outbox's SQL. Several instances (and cluster workers on one SQLite file) never take the same
@@ -104,31 +104,39 @@ export class WebhookQueue {
 
   /**
    * Claims up to `limit` deliveries due at `now` whose lease is free or expired, leasing them until
-   * `leaseUntil` under `leaseToken`, earliest due first, and at most {@link PER_ENDPOINT} per endpoint
-   * counting the leases other claims hold. The candidates are read first, then leased by id in one
-   * UPDATE that checks again that each is still free: two claims racing for a row (another
-   * instance, a cluster worker) never both take it, though each may lease up to the cap for the
-   * same endpoint.
+   * `leaseUntil` under `leaseToken`: round-robin over owners, earliest due first within each
+   * (fairness.ts), at most `share.forUsers` on user endpoints, at most `share.perOwner` leases per
+   * user and {@link PER_ENDPOINT} per endpoint (one probe for an endpoint whose breaker is open, none
+   * while it is paused), counting the leases other claims hold. The candidates are read first, then
+   * leased by id in one UPDATE that checks again that each is still free: two claims racing for a
+   * row (another instance, a cluster worker) never both take it, though each may lease up to a cap
+   * for the same endpoint or owner.
    */
-  async claimDue(now: string, leaseUntil: string, leaseToken: string, limit: number): Promise<ClaimedDelivery[]> {
+  async claimDue(now: string, leaseUntil: string, leaseToken: string, limit: number, share: Share = { forUsers: limit, perOwner: Number.POSITIVE_INFINITY }): Promise<ClaimedDelivery[]> {
     // A read first: the claim is a write, which on SQLite would take the database's write lock every
     // second in every process even with nothing to send.
     const due = await this.db.selectFrom('webhook_deliveries').select('id').where('status', '=', 'pending').where('next_attempt_at', '<=', now).limit(1).executeTakeFirst();
     if (!due) return [];
     const claimed: Leased[] = [];
-    // A window of candidates all on endpoints that reach their cap in it leaves slots free: the next
-    // read passes those endpoints over, since their leases are now held.
+    let forUsers = share.forUsers;
+    // A window of candidates all on endpoints or owners that reach their cap in it leaves slots
+    // free: the next read passes those over, since their leases are now held.
     for (let round = 0; round < 4 && claimed.length < limit; round++) {
-      const candidates = await this.candidates(now, limit * 4);
-      const ids = pickPerEndpoint(candidates, limit - claimed.length);
-      if (ids.length > 0) claimed.push(...(await this.lease(ids, now, leaseUntil, leaseToken)));
+      const candidates = await this.candidates(now, limit * 4, { forUsers, perOwner: share.perOwner });
+      const ids = pickFairly(candidates, limit - claimed.length, { forUsers, perOwner: share.perOwner });
+      if (ids.length > 0) {
+        const leased = await this.lease(ids, now, leaseUntil, leaseToken);
+        const owners = new Map(candidates.map((c) => [c.id, c.owner_user_id]));
+        forUsers -= leased.filter((l) => owners.get(l.id) !== null).length;
+        claimed.push(...leased);
+      }
       if (candidates.length < limit * 4) break;
     }
     if (claimed.length === 0) return [];
     // An endpoint deleted since takes its deliveries with it: nothing is left to send to it.
     const endpoints = await this.db
       .selectFrom('webhook_endpoints')
-      .select(['id', 'url', 'secret'])
+      .select(['id', 'url', 'secret', 'owner_user_id'])
       .where(
         'id',
         'in',
@@ -139,27 +147,29 @@ export class WebhookQueue {
     return claimed.flatMap((c) => {
       const endpoint = byId.get(c.endpoint_id);
       if (!endpoint) return [];
-      return [{ id: c.id, url: endpoint.url, secret: openIn(this.sealer, WEBHOOK_SECRET, endpoint.id, endpoint.secret), payload: c.payload, createdAt: c.created_at, attemptCount: Number(c.attempt_count), leaseToken }];
+      const { url, owner_user_id } = endpoint;
+      return [{ id: c.id, url, secret: openIn(this.sealer, WEBHOOK_SECRET, endpoint.id, endpoint.secret), operator: owner_user_id === null, payload: c.payload, createdAt: c.created_at, attemptCount: Number(c.attempt_count), leaseToken }];
     });
   }
 
-  /** Due, free deliveries on endpoints below their cap, earliest first, with the leases each endpoint holds. */
-  private candidates(now: string, limit: number) {
-    // Leases held on the candidate's endpoint: a probe of the index on leased pending deliveries.
-    const leased = (eb: ExpressionBuilder<Tables & { d: WebhookDeliveriesTable }, 'd'>) =>
-      eb
-        .selectFrom('webhook_deliveries as b')
-        .select((b) => b.fn.countAll<number | string>().as('n'))
-        .whereRef('b.endpoint_id', '=', 'd.endpoint_id')
-        .where('b.status', '=', 'pending')
-        .where('b.lease_until', '>', now);
+  /**
+   * Due, free deliveries on endpoints below their cap and not paused, of owners below theirs,
+   * earliest first, with the leases each endpoint and owner holds.
+   */
+  private candidates(now: string, limit: number, { forUsers, perOwner }: Share): Promise<Candidate[]> {
+    const held = leasesHeld(now);
     return this.db
       .selectFrom('webhook_deliveries as d')
-      .select((eb) => ['d.id', 'd.endpoint_id', leased(eb).as('busy')])
+      .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+      .select((eb) => ['d.id', 'd.endpoint_id', 'e.owner_user_id', held.onEndpoint(eb).as('busy'), endpointCap(eb).as('cap'), held.byOwner(eb).as('owner_busy')])
       .where('d.status', '=', 'pending')
       .where('d.next_attempt_at', '<=', now)
-      .where((w) => w.or([w('d.lease_until', 'is', null), w('d.lease_until', '<=', now)]))
-      .where((eb) => eb(leased(eb), '<', PER_ENDPOINT))
+      .where((eb) => eb.or([eb('d.lease_until', 'is', null), eb('d.lease_until', '<=', now)]))
+      .where((eb) => eb.or([eb('e.paused_until', 'is', null), eb('e.paused_until', '<=', now)]))
+      .where((eb) => eb(held.onEndpoint(eb), '<', endpointCap(eb)))
+      .$if(Number.isFinite(perOwner), (q) => q.where((eb) => eb.or([eb('e.owner_user_id', 'is', null), eb(held.byOwner(eb), '<', perOwner)])))
+      // Users' share spent: only operator endpoints' deliveries may fill the window.
+      .$if(forUsers <= 0, (q) => q.where('e.owner_user_id', 'is', null))
       .orderBy('d.next_attempt_at')
       .limit(limit)
       .execute();
@@ -180,9 +190,10 @@ export class WebhookQueue {
   /**
    * Records an attempt and the delivery's new state, only while `leaseToken` still holds the lease:
    * a worker whose lease expired (and whose delivery another worker claimed) changes nothing.
-   * False when it did not.
+   * False when it did not. The endpoint's breaker counts the attempt in the same transaction, and
+   * `audit` of a change of it (paused, resumed) is recorded there too.
    */
-  async recordAttempt(id: string, leaseToken: string, outcome: AttemptOutcome): Promise<boolean> {
+  async recordAttempt(id: string, leaseToken: string, outcome: AttemptOutcome, audit?: (change: BreakerChange) => AuditEvent): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       const finished = outcome.status !== 'pending';
       const updated = await trx
@@ -200,7 +211,7 @@ export class WebhookQueue {
         .where('id', '=', id)
         .where('lease_token', '=', leaseToken)
         .where('status', '=', 'pending')
-        .returning('attempt_count')
+        .returning(['attempt_count', 'endpoint_id'])
         .executeTakeFirst();
       if (!updated) return false;
       await trx
@@ -214,6 +225,9 @@ export class WebhookQueue {
           duration_ms: Math.round(outcome.durationMs),
         })
         .execute();
+      const ended = Date.parse(outcome.attemptedAt) + outcome.durationMs;
+      const change = await recordInBreaker(trx, updated.endpoint_id, outcome.status === 'succeeded', ended);
+      if (change && audit) await recordAudit(trx, audit(change));
       return true;
     });
   }
@@ -230,17 +244,4 @@ interface Leased {
   readonly payload: string;
   readonly created_at: string;
   readonly attempt_count: number | string;
-}
-
-/** Up to `limit` candidates, in order, no endpoint past {@link PER_ENDPOINT} counting the leases it holds. */
-function pickPerEndpoint(candidates: ReadonlyArray<{ id: string; endpoint_id: string; busy: number | string | null }>, limit: number): string[] {
-  const leases = new Map<string, number>();
-  const ids: string[] = [];
-  for (const c of candidates) {
-    const held = leases.get(c.endpoint_id) ?? Number(c.busy);
-    if (held >= PER_ENDPOINT || ids.length >= limit) continue;
-    leases.set(c.endpoint_id, held + 1);
-    ids.push(c.id);
-  }
-  return ids;
 }

@@ -41,6 +41,18 @@ const Endpoint = Type.Object(
     description: Type.Union([Type.String({ maxLength: MAX_DESCRIPTION }), Type.Null()]),
     event_types: EventTypes,
     created_at: Timestamp,
+    paused: Type.Optional(
+      Type.Object(
+        {
+          consecutive_failures: Type.Integer({ format: 'int32', minimum: 0, maximum: 2_147_483_647, description: 'Failed attempts in a row.' }),
+          next_probe_at: Timestamp,
+        },
+        {
+          additionalProperties: false,
+          description: 'Present only while deliveries to the endpoint are paused after failed attempts in a row: one delivery is tried at `next_probe_at`, and a success resumes the rest.',
+        },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

@@ -56,8 +56,8 @@ export class WebhookDelivery {
 /** The webhook rules the API and the CLI call, and the background work the server runs. */
 export function createWebhooks(db: Kysely<Tables>, clock: Clock, config: Config['webhooks'], onError: (error: unknown, context: string) => void, sealer: Sealer) {
   const queue = new WebhookQueue(db, sealer);
-  const { allowPrivate, timeoutMs } = config;
-  const worker = new DeliveryWorker(queue, createSender({ allowPrivate, timeoutMs }), clock, { timeoutMs, onError });
+  const { allowPrivate, timeoutMs, connectTimeoutMs } = config;
+  const worker = new DeliveryWorker(queue, createSender({ allowPrivate, timeoutMs, connectTimeoutMs }), clock, { timeoutMs, onError });
   const store = new WebhookStore(db, sealer);
   return {
     store,

@@ -23,6 +23,12 @@ export const USER_AGENT = `rz-auth-webhooks/${VERSION}`;
 export interface SenderOptions {
   /** The whole attempt (connect, send, status) must finish within this (WEBHOOK_TIMEOUT_SECONDS). */
   readonly timeoutMs: number;
+  /**
+   * The name's resolution and the TCP (and TLS) handshake must finish within this
+   * (WEBHOOK_CONNECT_TIMEOUT_SECONDS): an address that never answers gives up its slot early.
+   * The total timeout when absent or longer.
+   */
+  readonly connectTimeoutMs?: number;
   /** WEBHOOK_ALLOW_PRIVATE. */
   readonly allowPrivate: boolean;
   /** Injected in tests (in a lookup slot, like the system resolver); see resolutionFor. */
@@ -34,8 +40,8 @@ export interface SenderOptions {
 const UNRESOLVED_OR_REFUSED = 'refused: the host name does not resolve, or not only to public addresses';
 
 /** A short, stable reason for a failed attempt, shown to the endpoint's owner: never a secret or a stack. */
-function reasonOf(error: unknown, timeoutMs: number, timedOut: boolean, allowPrivate: boolean): string {
-  if (timedOut) return `timed out after ${timeoutMs / 1000} s`;
+function reasonOf(error: unknown, timedOut: Timeout | null, allowPrivate: boolean): string {
+  if (timedOut) return timedOut.phase === 'connect' ? `could not connect within ${timedOut.ms / 1000} s` : `timed out after ${timedOut.ms / 1000} s`;
   // One reason for a name that does not resolve and one that resolves inward, as at registration:
   // two would tell the owner which internal names exist once they point their name at one.
   if (error instanceof RefusedAddressError) return UNRESOLVED_OR_REFUSED;
@@ -59,12 +65,19 @@ function reasonOf(error: unknown, timeoutMs: number, timedOut: boolean, allowPri
   }
 }
 
+/** Which limit ended an attempt: connecting, or the whole attempt. */
+interface Timeout {
+  readonly phase: 'connect' | 'total';
+  readonly ms: number;
+}
+
 /** One POST: resolves with the status once it arrives (the body is then read, up to a bound, and dropped). */
 function post(target: URL, headers: Readonly<Record<string, string>>, body: string, signal: AbortSignal, options: SenderOptions, how: Resolution): Promise<SendResult> {
   const { timeoutMs, allowPrivate } = options;
+  const connectMs = Math.min(options.connectTimeoutMs ?? timeoutMs, timeoutMs);
   return new Promise((resolve) => {
     const started = performance.now();
-    let timedOut = false;
+    let timedOut: Timeout | null = null;
     let settled = false;
     const lookup: LookupFunction = guardedLookup(allowPrivate, how, () => !settled && !timedOut && !signal.aborted);
     const finish = (statusCode: number | null, error: string | null) => {
@@ -80,11 +93,16 @@ function post(target: URL, headers: Readonly<Record<string, string>>, body: stri
       agent: false,
       signal,
     });
-    const timer = setTimeout(() => {
-      timedOut = true;
-      request.destroy();
-    }, timeoutMs);
-    request.on('error', (error) => finish(null, reasonOf(error, timeoutMs, timedOut, allowPrivate)));
+    const giveUp = (phase: Timeout['phase'], ms: number) =>
+      setTimeout(() => {
+        timedOut = { phase, ms };
+        request.destroy();
+      }, ms);
+    const timer = giveUp('total', timeoutMs);
+    const connecting = connectMs < timeoutMs ? giveUp('connect', connectMs) : undefined;
+    // With agent: false every request has a fresh socket, so "connected" is this attempt's own handshake.
+    request.on('socket', (socket) => socket.once(target.protocol === 'https:' ? 'secureConnect' : 'connect', () => clearTimeout(connecting)));
+    request.on('error', (error) => finish(null, reasonOf(error, timedOut, allowPrivate)));
     // A 101 answer: nothing here speaks the protocol offered, so it is a failed attempt.
     request.on('upgrade', (response, socket) => {
       socket.destroy();
@@ -95,7 +113,8 @@ function post(target: URL, headers: Readonly<Record<string, string>>, body: stri
     // (Node ends some answers, such as an unrequested 101, with neither an error nor a response).
     request.on('close', () => {
       clearTimeout(timer);
-      finish(null, timedOut ? reasonOf(null, timeoutMs, true, allowPrivate) : 'connection closed without an answer');
+      clearTimeout(connecting);
+      finish(null, timedOut ? reasonOf(null, timedOut, allowPrivate) : 'connection closed without an answer');
     });
     request.on('response', (response) => {
       finish(response.statusCode ?? null, null);

@@ -15,6 +15,14 @@ export interface WebhookEndpoint {
   readonly description: string | null;
   readonly eventTypes: readonly AuditType[];
   readonly createdAt: string;
+  /** Set while its breaker is open (breaker.ts): nothing is sent before `until`, then one probe. */
+  readonly paused?: EndpointPause;
+}
+
+/** An open breaker: the failed attempts in a row, and when the next probe may go. */
+export interface EndpointPause {
+  readonly consecutiveFailures: number;
+  readonly until: string;
 }
 
 export interface NewEndpoint extends WebhookEndpoint {
@@ -69,7 +77,7 @@ export type Db = Kysely<Tables> | Transaction<Tables>;
 export type OwnerFilter = string | undefined;
 
 /** What an endpoint's reads select: never its secret, which only the delivery worker reads (queue.ts). */
-export const ENDPOINT_COLUMNS = ['id', 'owner_user_id', 'url', 'description', 'event_types', 'created_at'] as const;
+export const ENDPOINT_COLUMNS = ['id', 'owner_user_id', 'url', 'description', 'event_types', 'created_at', 'consecutive_failures', 'paused_until'] as const;
 
 /** An endpoint from its row. */
 export const toEndpoint = (row: Pick<Selectable<WebhookEndpointsTable>, (typeof ENDPOINT_COLUMNS)[number]>): WebhookEndpoint => ({
@@ -79,6 +87,7 @@ export const toEndpoint = (row: Pick<Selectable<WebhookEndpointsTable>, (typeof 
   description: row.description,
   eventTypes: JSON.parse(row.event_types) as AuditType[],
   createdAt: row.created_at,
+  ...(row.paused_until === null ? {} : { paused: { consecutiveFailures: Number(row.consecutive_failures), until: row.paused_until } }),
 });
 
 /** Inserts deliveries inside the caller's transaction, in {@link insertBatches} parts. */

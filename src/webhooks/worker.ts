@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { type AuditEvent, auditEvent, SYSTEM_CONTEXT } from '../audit/events.js';
 import { type Clock, iso } from '../clock.js';
+import type { BreakerChange } from './breaker.js';
+import { PER_OWNER, RESERVED_FOR_OPERATOR } from './fairness.js';
 import type { AttemptOutcome, ClaimedDelivery, WebhookQueue } from './queue.js';
 import type { Send, SendResult } from './sender.js';
 import { webhookHeaders } from './signature.js';
@@ -15,8 +18,9 @@ export const DELIVERY_WINDOW_MS = 24 * HOUR;
 /** Each wait is moved by up to this fraction either way, so failed deliveries do not retry in lockstep. */
 const JITTER = 0.2;
 /**
- * Deliveries one process sends at once. Each endpoint has at most two in flight (queue.ts), so one
- * user's ten endpoints, all slow, hold 20 of these and leave the rest for everyone else.
+ * Deliveries one process sends at once. Each endpoint has at most two in flight and each user at
+ * most eight (fairness.ts), and four are kept for operator endpoints, so users' slow receivers
+ * leave slots for everyone else.
  */
 const CONCURRENCY = 32;
 
@@ -64,6 +68,8 @@ export interface WorkerOptions {
  */
 export class DeliveryWorker {
   private readonly inFlight = new Map<string, { readonly controller: AbortController; readonly done: Promise<void> }>();
+  /** Of those in flight, the deliveries to user endpoints: they may not take the operator's reserved slots. */
+  private usersInFlight = 0;
   private stopping = false;
 
   constructor(
@@ -75,14 +81,20 @@ export class DeliveryWorker {
 
   /** Claims what free slots allow and starts sending it; does not wait for the sends. Returns how many it claimed. */
   async tick(): Promise<number> {
-    const free = (this.options.concurrency ?? CONCURRENCY) - this.inFlight.size;
+    const concurrency = this.options.concurrency ?? CONCURRENCY;
+    const free = concurrency - this.inFlight.size;
     if (this.stopping || free <= 0) return 0;
     const now = this.clock.now();
     const leaseUntil = iso(now + 2 * this.options.timeoutMs + SECOND);
-    const claimed = await this.queue.claimDue(iso(now), leaseUntil, randomUUID(), free);
+    const forUsers = Math.max(0, Math.min(free, concurrency - RESERVED_FOR_OPERATOR - this.usersInFlight));
+    const claimed = await this.queue.claimDue(iso(now), leaseUntil, randomUUID(), free, { forUsers, perOwner: PER_OWNER });
     for (const delivery of claimed) {
       const controller = new AbortController();
-      const done = this.attempt(delivery, controller.signal).finally(() => this.inFlight.delete(delivery.id));
+      if (!delivery.operator) this.usersInFlight += 1;
+      const done = this.attempt(delivery, controller.signal).finally(() => {
+        this.inFlight.delete(delivery.id);
+        if (!delivery.operator) this.usersInFlight -= 1;
+      });
       this.inFlight.set(delivery.id, { controller, done });
     }
     return claimed.length;
@@ -110,10 +122,16 @@ export class DeliveryWorker {
       const headers = { ...webhookHeaders(delivery.secret, delivery.id, delivery.payload, at) };
       const result = await this.send(delivery.url, headers, delivery.payload, signal);
       if (signal.aborted) await this.queue.release(delivery.id, delivery.leaseToken);
-      else await this.queue.recordAttempt(delivery.id, delivery.leaseToken, outcomeOf(delivery, result, at, this.clock.now(), this.options.random));
+      else await this.queue.recordAttempt(delivery.id, delivery.leaseToken, outcomeOf(delivery, result, at, this.clock.now(), this.options.random), (change) => this.breakerEvent(change));
     } catch (error) {
       // The lease lapses and another round sends the delivery again.
       this.options.onError(error, 'webhook delivery');
     }
+  }
+
+  /** The audit event of an endpoint paused or resumed: its owner's (the operator's for an operator endpoint). */
+  private breakerEvent(change: BreakerChange): AuditEvent {
+    const details = { consecutive_failures: change.consecutiveFailures, paused_until: change.pausedUntil };
+    return auditEvent({ type: `webhook.${change.change}`, userId: change.ownerUserId, subject: { type: 'webhook', id: change.endpointId }, details }, SYSTEM_CONTEXT, this.clock.now());
   }
 }

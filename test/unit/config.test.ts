@@ -124,6 +124,17 @@ describe('configuration', () => {
   });
 
   it('webhooks: private targets only when asked for, attempts of 1 to 60 seconds', () => {
-    expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_TIMEOUT_SECONDS: '60' }).webhooks).toEqual({ allowPrivate: true, timeoutMs: 60_000 });
+    expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_TIMEOUT_SECONDS: '60' }).webhooks).toEqual({ allowPrivate: true, timeoutMs: 60_000, connectTimeoutMs: 5_000 });
+  });
+
+  it('webhooks: a connect timeout of its own, 1 to 60 seconds, 5 by default', () => {
+    expect(loadConfig({ WEBHOOK_CONNECT_TIMEOUT_SECONDS: '2' }).webhooks.connectTimeoutMs).toBe(2_000);
+    expect(() => loadConfig({ WEBHOOK_CONNECT_TIMEOUT_SECONDS: '0' })).toThrow(/WEBHOOK_CONNECT_TIMEOUT_SECONDS/);
+  });
+
+  it("LEAK_GITHUB_KEYS_URL: GitHub's by default, https, or http to loopback only", () => {
+    expect(loadConfig({}).leaks.githubKeysUrl).toBe('https://api.github.com/meta/public_keys/secret_scanning');
+    expect(loadConfig({ LEAK_GITHUB_KEYS_URL: 'http://127.0.0.1:8080/keys' }).leaks.githubKeysUrl).toBe('http://127.0.0.1:8080/keys');
+    for (const url of ['http://keys.example.com/k', 'ftp://127.0.0.1/k', 'not a url']) expect(() => loadConfig({ LEAK_GITHUB_KEYS_URL: url })).toThrow(/LEAK_GITHUB_KEYS_URL/);
   });
 });

@@ -125,4 +125,20 @@ describe('webhook sender', () => {
     controller.abort();
     expect(await pending).toMatchObject({ statusCode: null, error: 'aborted: the server is stopping' });
   });
+
+  it('gives up connecting after the connect timeout, well before the total one; a connected but silent receiver gets the total', async () => {
+    let resolved: () => void = () => {};
+    const lookupDone = new Promise<void>((resolve) => (resolved = resolve));
+    // A name whose resolution takes 800 ms: the connect timeout (200 ms) ends the attempt first.
+    const slowName = () => new Promise<string[]>((resolve) => setTimeout(() => (resolve(['127.0.0.1']), resolved()), 800));
+    const sender = createSender({ allowPrivate: true, timeoutMs: 5_000, connectTimeoutMs: 200, resolve: slowName });
+    const stuck = await send('/ok', sender, 'slow.example');
+    expect(stuck).toMatchObject({ statusCode: null, error: 'could not connect within 0.2 s' });
+    expect(stuck.durationMs).toBeLessThan(800);
+    const silent = createSender({ allowPrivate: true, timeoutMs: 600, connectTimeoutMs: 200 });
+    expect(await send('/silent', silent)).toMatchObject({ statusCode: null, error: 'timed out after 0.6 s' });
+    expect(await send('/ok', silent)).toMatchObject({ statusCode: 204, error: null });
+    // The lookup slot is freed only when the slow resolution really ends: the next test starts with both free.
+    await lookupDone;
+  });
 });

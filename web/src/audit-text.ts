@@ -33,6 +33,8 @@ const TYPES: Readonly<Record<AuditType, readonly [label: string, inUserLog: bool
   'user.created': ['Account created by the operator', true],
   'webhook.created': ['Webhook endpoints added', true],
   'webhook.deleted': ['Webhook endpoints deleted', true],
+  'webhook.paused': ['Webhook endpoints paused after failures', true],
+  'webhook.resumed': ['Webhook endpoints resumed', true],
   'user.deleted': ['Account deleted', false],
   'keys.rotated': ['Signing keys rotated (operator)', false],
   'service_credential.created': ['Service credentials created (operator)', false],
@@ -95,6 +97,12 @@ const EXPIRED: Readonly<Partial<Record<NonNullable<AuditDetails['reason']>, stri
   lifetime_ended: 'it reached its expiry date',
 };
 
+/** Who reported a leak, claiming only what the service checked: GitHub's signature, or nothing. */
+function leakSource(d: AuditDetails): string {
+  if (d.report_format !== 'github') return '';
+  return d.verified === true ? ' by GitHub secret scanning (signature verified)' : " (reported in GitHub's format, not verified)";
+}
+
 const appName = (event: AuditEvent) => (event.details.name === undefined ? '' : ` “${event.details.name}”`);
 
 /** Each type's sentence, from the event's details. */
@@ -118,7 +126,7 @@ const SENTENCES: Readonly<Record<AuditType, (event: AuditEvent) => string>> = {
   },
   'token.idle_revoked': (event) => `${tokenName(event)} revoked after ${plural(event.details.idle_days ?? 0, 'day')} unused`,
   'token.refused': (event) => `${tokenName(event)}: ${plural(event.details.refusals ?? 1, 'request')} refused by its networks`,
-  'token.leaked': (event) => `${tokenName(event)} reported leaked${event.details.report_format === 'github' ? ' by GitHub secret scanning' : ''} and revoked`,
+  'token.leaked': (event) => `${tokenName(event)} reported leaked${leakSource(event.details)} and revoked`,
   'token.expiring': (event) => `${tokenName(event)} expires in ${plural(event.details.days ?? 0, 'day')}`,
   'app.registered': (event) => `App${appName(event)} registered`,
   'app.deleted': (event) => `App${appName(event)} deleted`,
@@ -127,6 +135,8 @@ const SENTENCES: Readonly<Record<AuditType, (event: AuditEvent) => string>> = {
   'service_credential.revoked': () => 'Service credential revoked',
   'webhook.created': (event) => `Webhook endpoint added${endpointText(event)}`,
   'webhook.deleted': (event) => `Webhook endpoint deleted${endpointText(event)}`,
+  'webhook.paused': ({ details: d }) => `Webhook endpoint paused after ${plural(d.consecutive_failures ?? 0, 'failed attempt')} in a row`,
+  'webhook.resumed': () => 'Webhook endpoint resumed: a delivery succeeded',
 };
 
 /** What happened, in one sentence; the type itself for one this page does not know (a newer server). */
