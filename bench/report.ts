@@ -137,6 +137,16 @@ export function warnings(scenarios: readonly Scenario[], summaries: readonly Sum
     .map((s) => `the load generator used ${s.loadGeneratorCores.toFixed(2)} of a core during ${s.id}: it may be the load generator's limit, which pushes the ratios to it towards 1`);
 }
 
+/** One line: each scenario with an RSS target, its peak against the target, and the verdict. */
+export function rssLine(summaries: readonly Summary[]): string | null {
+  const rows = summaries.flatMap((s) => {
+    const check = s.checks.find((c) => c.label.startsWith('RSS'));
+    return check ? [`${s.id} ${fixed(s.peakRssMb, 0)} MB ${check.outcome}`] : [];
+  });
+  const target = summaries.flatMap((s) => s.checks.filter((c) => c.label.startsWith('RSS')))[0]?.label;
+  return target === undefined ? null : `peak RSS per scenario (${target}): ${rows.join(', ')}`;
+}
+
 const fixed = (value: number | null, digits: number) => (value === null ? 'n/a' : value.toFixed(digits));
 const ratioText = (value: number) => (value >= 0.1 ? value.toFixed(2) : value.toPrecision(2));
 /** Columns 1 to NUMERIC_COLUMNS hold numbers (right-aligned). */

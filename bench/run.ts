@@ -7,7 +7,7 @@ import { createStore, rateLimitEnv, rzAuthEnv, type Store } from './env.js';
 import { describeMachine, type Machine, machineLine } from './machine.js';
 import { measureSlice } from './measure.js';
 import { type Options, parseOptions, USAGE, UsageError } from './options.js';
-import { markdownTable, type Summary, summarize, tableRows, textTable, warnings } from './report.js';
+import { markdownTable, rssLine, type Summary, summarize, tableRows, textTable, warnings } from './report.js';
 import { runScenarios } from './schedule.js';
 import { type Scenario, selectScenarios } from './scenarios.js';
 import { ensureBuilt, NEEDS_CREDENTIALS, type ServerName, startServers, stopServer } from './servers.js';
@@ -37,7 +37,9 @@ function progress(scenario: Scenario, seconds: number, slice: Awaited<ReturnType
 function report(scenarios: readonly Scenario[], summaries: readonly Summary[], options: Options, machine: Machine, store: Store, seconds: number): void {
   const rows = tableRows(summaries);
   const notes = warnings(scenarios, summaries);
+  const rss = rssLine(summaries);
   console.log(`\n${textTable(rows)}\n`);
+  if (rss) console.log(rss);
   for (const note of notes) console.log(`note: ${note}`);
   const date = new Date().toISOString();
   const { only, ...profile } = options;
@@ -57,7 +59,7 @@ function report(scenarios: readonly Scenario[], summaries: readonly Summary[], o
   mkdirSync(RESULTS, { recursive: true });
   const file = join(RESULTS, `${date.replace(/[:.]/g, '-')}.json`);
   for (const path of [file, join(RESULTS, 'latest.json')]) writeFileSync(path, `${JSON.stringify(json, null, 2)}\n`);
-  writeFileSync(join(RESULTS, 'latest.md'), `${header}\n\n${markdownTable(rows)}${notesText}\n`);
+  writeFileSync(join(RESULTS, 'latest.md'), `${header}\n\n${markdownTable(rows)}${rss ? `\n\n${rss}.` : ''}${notesText}\n`);
   console.log(`results: ${file} (also latest.json, latest.md); took ${seconds} s`);
 }
 

@@ -2,7 +2,7 @@ import { createHistogram } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import type { Slice } from '../../bench/measure.js';
 import { parseOptions } from '../../bench/options.js';
-import { quantile, summarize } from '../../bench/report.js';
+import { quantile, rssLine, summarize } from '../../bench/report.js';
 import { runScenarios } from '../../bench/schedule.js';
 import { type Scenario, SCENARIOS, selectScenarios } from '../../bench/scenarios.js';
 
@@ -97,6 +97,15 @@ describe('the benchmark: slices alternating with the baseline', () => {
     expect(row?.cpuUs).toBe(16);
     expect(base?.cpuUs).toBe(12);
     expect(row?.checks).toEqual([{ label: '≥ 0.65× ceiling', outcome: 'ok' }]);
+  });
+
+  it('reports each scenario’s peak RSS against the target on one line', async () => {
+    const ceiling = scenario('ceiling', { server: 'ceiling' });
+    const a = scenario('a', { baseline: 'ceiling', targets: [{ kind: 'rss', maxMb: 150 }] });
+    const b = scenario('b', { baseline: 'ceiling', targets: [{ kind: 'rss', maxMb: 80 }] });
+    const { results } = await schedule([ceiling, a, b], 1);
+    expect(rssLine(summarize([ceiling, a, b], results, 2))).toBe('peak RSS per scenario (RSS < 150 MB): a 90 MB ok, b 90 MB MISS');
+    expect(rssLine(summarize([ceiling], results, 2))).toBeNull();
   });
 
   it('interpolates quantiles between neighbours', () => {
