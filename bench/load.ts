@@ -1,5 +1,6 @@
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
 import autocannon from 'autocannon';
+import { startWrk } from './wrk.js';
 
 /** One stream of requests against one server. */
 export interface LoadSpec {
@@ -18,6 +19,8 @@ export interface LoadSpec {
 export interface LoadResult {
   /** 2xx responses per second. */
   readonly rps: number;
+  /** 2xx responses (wrk: answers below 400). */
+  readonly ok: number;
   /** Latency of 2xx responses, in microseconds; merged across slices for a row's percentiles. */
   readonly latencyUs: RecordableHistogram;
   readonly responses: number;
@@ -25,7 +28,12 @@ export interface LoadResult {
   readonly failures: number;
   readonly statusCodes: Readonly<Record<string, number>>;
   readonly seconds: number;
+  /** The load generator's CPU time, when it runs as a process of its own (wrk); else measured around it. */
+  readonly loadGeneratorCpuSeconds?: number;
 }
+
+/** wrk where installed, autocannon otherwise (`--load-generator` chooses). */
+export type LoadGenerator = 'wrk' | 'autocannon';
 
 export interface RunningLoad {
   /** Ends the load early (a background flood); the result resolves shortly after. */
@@ -33,11 +41,16 @@ export interface RunningLoad {
   readonly result: Promise<LoadResult>;
 }
 
+/** Starts a load with the chosen generator. */
+export function startLoad(generator: LoadGenerator, baseUrl: string, spec: LoadSpec, seconds: number): RunningLoad {
+  return generator === 'wrk' ? startWrk(baseUrl, spec, seconds) : startAutocannon(baseUrl, spec, seconds);
+}
+
 /**
  * Starts autocannon in this process, never in a server's. Latencies go into a microsecond histogram
  * of our own: autocannon's has a resolution of 1 ms, too coarse for medians well under a millisecond.
  */
-export function startLoad(baseUrl: string, spec: LoadSpec, seconds: number): RunningLoad {
+export function startAutocannon(baseUrl: string, spec: LoadSpec, seconds: number): RunningLoad {
   const headers: Record<string, string> = {};
   if (spec.token !== undefined) headers.authorization = `Bearer ${spec.token}`;
   if (spec.body !== undefined) headers['content-type'] = 'application/json';
@@ -60,6 +73,7 @@ export function startLoad(baseUrl: string, spec: LoadSpec, seconds: number): Run
   const result = Promise.resolve(instance).then(
     (r): LoadResult => ({
       rps: r.duration > 0 ? r['2xx'] / r.duration : 0,
+      ok: r['2xx'],
       latencyUs,
       responses: r['2xx'] + r.non2xx,
       failures: r.non2xx + r.errors + r.timeouts,
@@ -71,8 +85,8 @@ export function startLoad(baseUrl: string, spec: LoadSpec, seconds: number): Run
 }
 
 /** Runs a load to completion. */
-export function runLoad(baseUrl: string, spec: LoadSpec, seconds: number): Promise<LoadResult> {
-  return startLoad(baseUrl, spec, seconds).result;
+export function runLoad(generator: LoadGenerator, baseUrl: string, spec: LoadSpec, seconds: number): Promise<LoadResult> {
+  return startLoad(generator, baseUrl, spec, seconds).result;
 }
 
 /**

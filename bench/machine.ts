@@ -12,7 +12,8 @@ export interface Machine {
   readonly memoryGiB: number;
   readonly os: string;
   readonly node: string;
-  readonly autocannon: string;
+  /** The load generator and its version: wrk's or autocannon's. */
+  readonly loadGenerator: string;
   /** The commit measured, with "+dirty" when the work tree had changes. */
   readonly commit: string | null;
   readonly loadAverageAtStart: number;
@@ -35,7 +36,8 @@ function packageVersion(name: string): string {
   }
 }
 
-export function describeMachine(): Machine {
+/** `generator`: the one this run uses, with wrk's version when it is wrk. */
+export function describeMachine(generator: { name: 'wrk' | 'autocannon'; wrkVersion: string | null }): Machine {
   const head = git(['rev-parse', '--short', 'HEAD']);
   const dirty = git(['status', '--porcelain', '--', 'src']);
   return {
@@ -44,7 +46,7 @@ export function describeMachine(): Machine {
     memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
     os: `${type()} ${release()}`,
     node: process.version,
-    autocannon: packageVersion('autocannon'),
+    loadGenerator: generator.name === 'wrk' ? `wrk ${generator.wrkVersion ?? 'unknown'}` : `autocannon ${packageVersion('autocannon')}`,
     commit: head === null ? null : `${head}${dirty ? '+dirty' : ''}`,
     loadAverageAtStart: Math.round((loadavg()[0] ?? 0) * 100) / 100,
   };
@@ -52,5 +54,5 @@ export function describeMachine(): Machine {
 
 /** One line for the header of the printed table and of the README. */
 export function machineLine(m: Machine): string {
-  return `${m.cpuModel}, ${m.cores} CPUs, ${m.memoryGiB} GiB, ${m.os}, Node ${m.node}, autocannon ${m.autocannon}`;
+  return `${m.cpuModel}, ${m.cores} CPUs, ${m.memoryGiB} GiB, ${m.os}, Node ${m.node}, ${m.loadGenerator}`;
 }

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { assertHealthy, type LoadResult, runLoad, startLoad } from './load.js';
+import { assertHealthy, type LoadGenerator, type LoadResult, runLoad, startLoad } from './load.js';
 import { peakRssMb, processCpuSeconds, resetPeakRss } from './procfs.js';
 import type { LoadShape, Scenario } from './scenarios.js';
 import { hasExited, type Servers } from './servers.js';
@@ -9,6 +9,8 @@ import type { Credentials } from './setup.js';
 export interface Slice extends LoadResult {
   /** The server's CPU time over the wall time, every thread: 1 is one core fully busy. */
   readonly serverCores: number | null;
+  /** The server's CPU time (user + system, every thread) per 2xx answer, in µs: steadier than req/s on a shared machine. */
+  readonly serverCpuUs: number | null;
   /** The same for this process, the load generator: near 1 it, not the server, sets the pace. */
   readonly loadGeneratorCores: number;
   /** The server's peak resident memory from the start of the slice (warm-up included) to its end. */
@@ -22,6 +24,7 @@ export interface MeasureContext {
   readonly credentials: Credentials;
   readonly shape: LoadShape;
   readonly warmupSeconds: number;
+  readonly generator: LoadGenerator;
 }
 
 /** A background load runs this long before a slice without a warm-up, so the slice sees it at full strength. */
@@ -45,13 +48,13 @@ export async function measureSlice(ctx: MeasureContext, scenario: Scenario, seco
   const spec = scenario.load(ctx.credentials, ctx.shape);
   const backgroundSpec = scenario.background?.(ctx.credentials, ctx.shape);
   resetPeakRss(pid);
-  const background = backgroundSpec && startLoad(server.url, backgroundSpec, ctx.warmupSeconds + seconds + 60);
+  const background = backgroundSpec && startLoad(ctx.generator, server.url, backgroundSpec, ctx.warmupSeconds + seconds + 60);
   try {
-    if (first && ctx.warmupSeconds > 0) assertHealthy(`${scenario.id} warm-up`, await runLoad(server.url, spec, ctx.warmupSeconds));
+    if (first && ctx.warmupSeconds > 0) assertHealthy(`${scenario.id} warm-up`, await runLoad(ctx.generator, server.url, spec, ctx.warmupSeconds));
     else if (background) await sleep(LEAD_IN_MS);
     const startedAt = performance.now();
     const [serverBefore, selfBefore] = [processCpuSeconds(pid), cpuSeconds()];
-    const result = await runLoad(server.url, spec, seconds);
+    const result = await runLoad(ctx.generator, server.url, spec, seconds);
     const [serverAfter, selfAfter] = [processCpuSeconds(pid), cpuSeconds()];
     const wall = (performance.now() - startedAt) / 1000;
     assertHealthy(scenario.id, result);
@@ -59,10 +62,12 @@ export async function measureSlice(ctx: MeasureContext, scenario: Scenario, seco
     const flood = await background?.result;
     if (flood) assertHealthy(`${scenario.id} background load`, flood);
     if (hasExited(server)) throw new Error(`${scenario.server} exited during ${scenario.id}:\n${server.output().slice(-4000)}`);
+    const serverCpu = serverBefore === null || serverAfter === null ? null : serverAfter - serverBefore;
     const slice: Slice = {
       ...result,
-      serverCores: serverBefore === null || serverAfter === null ? null : (serverAfter - serverBefore) / wall,
-      loadGeneratorCores: (selfAfter - selfBefore) / wall,
+      serverCores: serverCpu === null ? null : serverCpu / wall,
+      serverCpuUs: serverCpu === null || result.ok === 0 ? null : (serverCpu * 1e6) / result.ok,
+      loadGeneratorCores: (result.loadGeneratorCpuSeconds ?? selfAfter - selfBefore) / wall,
       peakRssMb: peakRssMb(pid),
       ...(flood ? { backgroundRps: flood.rps } : {}),
     };

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { MODES, type Mode } from './env.js';
+import type { LoadGenerator } from './load.js';
 import type { Plan } from './schedule.js';
 import { type LoadShape, SCENARIOS } from './scenarios.js';
 
@@ -10,6 +11,8 @@ export interface Options extends LoadShape, Plan {
   readonly warmupSeconds: number;
   /** Scenario ids to run (their baselines run too); null for all. */
   readonly only: readonly string[] | null;
+  /** null: wrk where installed, autocannon otherwise. */
+  readonly loadGenerator: LoadGenerator | null;
 }
 
 export const USAGE = `Usage: npm run bench [-- options]
@@ -22,6 +25,7 @@ export const USAGE = `Usage: npm run bench [-- options]
   --connections N         connections of the hot-path loads (default 50)
   --login-connections N   connections of a login load (default 16)
   --probe-connections N   connections of the latency probe (default 2)
+  --load-generator G      wrk (default where installed) or autocannon
   --only a,b              only these scenarios and their baselines: ${SCENARIOS.map((s) => s.id).join(', ')}`;
 
 /** A bad command line; the message is shown with {@link USAGE} (an empty one: --help). */
@@ -49,6 +53,7 @@ function parseFlags(argv: readonly string[]) {
         'login-connections': text,
         'probe-connections': text,
         only: text,
+        'load-generator': text,
         help: { type: 'boolean', default: false },
       },
     }).values;
@@ -67,6 +72,8 @@ export function parseOptions(argv: readonly string[]): Options {
   const unknown = only?.filter((id) => !SCENARIOS.some((s) => s.id === id)) ?? [];
   if (unknown.length > 0) throw new UsageError(`--only: unknown scenario ${unknown.join(', ')}`);
   const smoke = values.smoke;
+  const generator = values['load-generator'];
+  if (generator !== undefined && generator !== 'wrk' && generator !== 'autocannon') throw new UsageError(`--load-generator must be wrk or autocannon, got "${generator}"`);
   return {
     smoke,
     mode,
@@ -77,5 +84,6 @@ export function parseOptions(argv: readonly string[]): Options {
     loginConnections: count(values['login-connections'], 'login-connections', 16, 1),
     probeConnections: count(values['probe-connections'], 'probe-connections', 2, 1),
     only,
+    loadGenerator: generator ?? null,
   };
 }

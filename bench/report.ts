@@ -11,9 +11,15 @@ export interface Check {
   readonly outcome: Outcome;
 }
 
-/** A scenario's ratio to its baseline: the median over its slices, and the middle half of them. */
+/**
+ * A scenario's ratio to its baseline: the median over its slices, and the middle half of them. On
+ * the server's CPU time per answer (the baseline's ÷ the scenario's, so higher is better, as with
+ * req/s) wherever /proc gives it: it is what the server spent, whatever else loaded the machine;
+ * req/s otherwise.
+ */
 export interface Ratio {
   readonly baseline: string;
+  readonly basis: 'CPU' | 'req/s';
   readonly median: number;
   /** First and third quartile: how far the slices' ratios spread, i.e. the noise of this run. */
   readonly low: number;
@@ -27,7 +33,11 @@ export interface Summary {
   readonly title: string;
   /** 2xx responses per second over all its slices. */
   readonly rps: number;
+  /** The server's CPU µs per 2xx answer over all its slices. */
+  readonly cpuUs: number | null;
   readonly ratio: Ratio | null;
+  /** The median of the slices' req/s ratios, reported beside the CPU ratio. */
+  readonly rpsRatio: number | null;
   /** Latency of 2xx responses over all its slices. */
   readonly p50Ms: number;
   readonly p99Ms: number;
@@ -53,10 +63,14 @@ export function quantile(values: readonly number[], q: number): number {
   return below + (above - below) * (at - Math.floor(at));
 }
 
+const rpsRatios = (pairs: readonly Pair[]) => pairs.filter((p) => p.baselineRps > 0).map((p) => p.rps / p.baselineRps);
+
 function ratioOf(scenario: Scenario, pairs: readonly Pair[]): Ratio | null {
-  const ratios = pairs.filter((p) => p.baselineRps > 0).map((p) => p.rps / p.baselineRps);
+  const cpu = pairs.every((p) => p.cpuUs !== null && p.cpuUs > 0 && p.baselineCpuUs !== null);
+  const ratios = cpu ? pairs.map((p) => (p.baselineCpuUs ?? 0) / (p.cpuUs ?? 1)) : rpsRatios(pairs);
   if (!scenario.baseline || ratios.length === 0) return null;
-  return { baseline: scenario.baseline, median: quantile(ratios, 0.5), low: quantile(ratios, 0.25), high: quantile(ratios, 0.75), slices: ratios.length };
+  const basis = cpu ? 'CPU' : 'req/s';
+  return { baseline: scenario.baseline, basis, median: quantile(ratios, 0.5), low: quantile(ratios, 0.25), high: quantile(ratios, 0.75), slices: ratios.length };
 }
 
 function check(target: Target, s: Omit<Summary, 'checks'>, cores: number): Check {
@@ -91,12 +105,17 @@ export function summarize(scenarios: readonly Scenario[], results: ReadonlyMap<s
     const latency: RecordableHistogram = createHistogram();
     for (const s of slices) latency.add(s.latencyUs);
     const cpu = slices.map((s) => (s.serverCores === null ? null : s.serverCores * s.seconds));
+    const answered = sum(slices.map((s) => s.ok));
+    const cpuUs = slices.map((s) => (s.serverCpuUs === null ? null : s.serverCpuUs * s.ok));
+    const rpsRatio = rpsRatios(pairs);
     const background = slices.flatMap((s) => (s.backgroundRps === undefined ? [] : [s.backgroundRps]));
     const base: Omit<Summary, 'checks'> = {
       id: scenario.id,
       title: scenario.title,
       rps: sum(slices.map((s) => s.rps * s.seconds)) / seconds,
+      cpuUs: cpuUs.includes(null) || answered === 0 ? null : sum(cpuUs as number[]) / answered,
       ratio: ratioOf(scenario, pairs),
+      rpsRatio: scenario.baseline && rpsRatio.length > 0 ? quantile(rpsRatio, 0.5) : null,
       p50Ms: latency.count === 0 ? 0 : latency.percentile(50) / 1000,
       p99Ms: latency.count === 0 ? 0 : latency.percentile(99) / 1000,
       serverCores: cpu.includes(null) ? null : sum(cpu as number[]) / seconds,
@@ -118,19 +137,32 @@ export function warnings(scenarios: readonly Scenario[], summaries: readonly Sum
     .map((s) => `the load generator used ${s.loadGeneratorCores.toFixed(2)} of a core during ${s.id}: it may be the load generator's limit, which pushes the ratios to it towards 1`);
 }
 
+/** One line: each scenario with an RSS target, its peak against the target, and the verdict. */
+export function rssLine(summaries: readonly Summary[]): string | null {
+  const rows = summaries.flatMap((s) => {
+    const check = s.checks.find((c) => c.label.startsWith('RSS'));
+    return check ? [`${s.id} ${fixed(s.peakRssMb, 0)} MB ${check.outcome}`] : [];
+  });
+  const target = summaries.flatMap((s) => s.checks.filter((c) => c.label.startsWith('RSS')))[0]?.label;
+  return target === undefined ? null : `peak RSS per scenario (${target}): ${rows.join(', ')}`;
+}
+
 const fixed = (value: number | null, digits: number) => (value === null ? 'n/a' : value.toFixed(digits));
 const ratioText = (value: number) => (value >= 0.1 ? value.toFixed(2) : value.toPrecision(2));
 /** Columns 1 to NUMERIC_COLUMNS hold numbers (right-aligned). */
-const NUMERIC_COLUMNS = 7;
+const NUMERIC_COLUMNS = 9;
 
 /** The rows of the table, as text cells. */
 export function tableRows(summaries: readonly Summary[]): string[][] {
-  const header = ['scenario', 'req/s', '× baseline', 'middle half', 'p50 ms', 'p99 ms', 'CPU cores', 'peak RSS MB', 'targets (informational)'];
+  const basis = summaries.find((s) => s.ratio)?.ratio?.basis ?? 'CPU';
+  const header = ['scenario', 'req/s', 'CPU µs/req', `× baseline (${basis})`, 'middle half', '× baseline (req/s)', 'p50 ms', 'p99 ms', 'CPU cores', 'peak RSS MB', 'targets (informational)'];
   const rows = summaries.map((s) => [
     s.title,
     Math.round(s.rps).toString(),
+    fixed(s.cpuUs, 1),
     s.ratio ? `${ratioText(s.ratio.median)}× ${s.ratio.baseline}` : '—',
     s.ratio ? `${ratioText(s.ratio.low)}–${ratioText(s.ratio.high)}` : '—',
+    s.rpsRatio === null ? '—' : ratioText(s.rpsRatio),
     fixed(s.p50Ms, 2),
     fixed(s.p99Ms, 2),
     fixed(s.serverCores, 2),

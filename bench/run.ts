@@ -7,11 +7,12 @@ import { createStore, rateLimitEnv, rzAuthEnv, type Store } from './env.js';
 import { describeMachine, type Machine, machineLine } from './machine.js';
 import { measureSlice } from './measure.js';
 import { type Options, parseOptions, USAGE, UsageError } from './options.js';
-import { markdownTable, type Summary, summarize, tableRows, textTable, warnings } from './report.js';
+import { markdownTable, rssLine, type Summary, summarize, tableRows, textTable, warnings } from './report.js';
 import { runScenarios } from './schedule.js';
 import { type Scenario, selectScenarios } from './scenarios.js';
 import { ensureBuilt, NEEDS_CREDENTIALS, type ServerName, startServers, stopServer } from './servers.js';
 import { createCredentials } from './setup.js';
+import { wrkVersion } from './wrk.js';
 
 /*
  * `npm run bench`: what authentication costs, each scenario as a ratio to its baseline (the bare
@@ -28,7 +29,7 @@ function progress(scenario: Scenario, seconds: number, slice: Awaited<ReturnType
   const flood = slice.backgroundRps === undefined ? '' : `  logins ${Math.round(slice.backgroundRps)}/s`;
   console.log(
     `${scenario.id.padEnd(28)} ${String(seconds).padStart(3)} s ${Math.round(slice.rps).toString().padStart(6)} req/s  ` +
-      `CPU ${fmt(slice.serverCores)} (load generator ${fmt(slice.loadGeneratorCores)})  RSS ${fmt(slice.peakRssMb, 0)} MB${flood}`,
+      `${fmt(slice.serverCpuUs, 1).padStart(6)} µs/req  CPU ${fmt(slice.serverCores)} (load generator ${fmt(slice.loadGeneratorCores)})  RSS ${fmt(slice.peakRssMb, 0)} MB${flood}`,
   );
 }
 
@@ -36,7 +37,9 @@ function progress(scenario: Scenario, seconds: number, slice: Awaited<ReturnType
 function report(scenarios: readonly Scenario[], summaries: readonly Summary[], options: Options, machine: Machine, store: Store, seconds: number): void {
   const rows = tableRows(summaries);
   const notes = warnings(scenarios, summaries);
+  const rss = rssLine(summaries);
   console.log(`\n${textTable(rows)}\n`);
+  if (rss) console.log(rss);
   for (const note of notes) console.log(`note: ${note}`);
   const date = new Date().toISOString();
   const { only, ...profile } = options;
@@ -56,13 +59,16 @@ function report(scenarios: readonly Scenario[], summaries: readonly Summary[], o
   mkdirSync(RESULTS, { recursive: true });
   const file = join(RESULTS, `${date.replace(/[:.]/g, '-')}.json`);
   for (const path of [file, join(RESULTS, 'latest.json')]) writeFileSync(path, `${JSON.stringify(json, null, 2)}\n`);
-  writeFileSync(join(RESULTS, 'latest.md'), `${header}\n\n${markdownTable(rows)}${notesText}\n`);
+  writeFileSync(join(RESULTS, 'latest.md'), `${header}\n\n${markdownTable(rows)}${rss ? `\n\n${rss}.` : ''}${notesText}\n`);
   console.log(`results: ${file} (also latest.json, latest.md); took ${seconds} s`);
 }
 
 async function run(options: Options, store: Store, servers: Map<ServerName, ServerProcess>): Promise<void> {
   const started = Date.now();
-  const machine = describeMachine();
+  const version = wrkVersion();
+  const generator = options.loadGenerator ?? (version === null ? 'autocannon' : 'wrk');
+  if (generator === 'wrk' && version === null) throw new Error('--load-generator wrk: wrk is not installed');
+  const machine = describeMachine({ name: generator, wrkVersion: version });
   const scenarios = selectScenarios(options.only);
   console.log(`rz-auth benchmark: ${scenarios.map((s) => s.id).join(', ')}`);
   console.log(`machine: ${machineLine(machine)}, load average ${machine.loadAverageAtStart}\nstore: ${store.description}`);
@@ -74,7 +80,7 @@ async function run(options: Options, store: Store, servers: Map<ServerName, Serv
   if (!rzAuth) throw new Error('rz-auth is not running');
   const credentials = await createCredentials(rzAuth.url, rzAuthEnv(store));
   await startServers(names.filter((n) => NEEDS_CREDENTIALS.has(n)), { store, rzAuth: { url: rzAuth.url, credentials } }, servers);
-  const ctx = { servers, credentials, shape: options, warmupSeconds: options.warmupSeconds };
+  const ctx = { servers, credentials, shape: options, warmupSeconds: options.warmupSeconds, generator };
   const results = await runScenarios(scenarios, options, async (scenario, seconds, first) => {
     const slice = await measureSlice(ctx, scenario, seconds, first);
     progress(scenario, seconds, slice);

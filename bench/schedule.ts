@@ -18,6 +18,9 @@ export interface Pair {
   readonly rps: number;
   /** The mean req/s of the baseline slices just before and just after. */
   readonly baselineRps: number;
+  /** The server's CPU µs per answer in this slice, and the mean of the baseline's around it (null off Linux). */
+  readonly cpuUs: number | null;
+  readonly baselineCpuUs: number | null;
 }
 
 export interface Measured {
@@ -62,7 +65,8 @@ export async function runScenarios(scenarios: readonly Scenario[], plan: Plan, m
     for (let i = 0; i < plan.slices; i++) {
       const own = await take(scenario, plan.sliceSeconds);
       const after = await take(baseline, plan.sliceSeconds);
-      pairs.push({ rps: own.rps, baselineRps: (before.rps + after.rps) / 2 });
+      const baselineCpuUs = before.serverCpuUs === null || after.serverCpuUs === null ? null : (before.serverCpuUs + after.serverCpuUs) / 2;
+      pairs.push({ rps: own.rps, baselineRps: (before.rps + after.rps) / 2, cpuUs: own.serverCpuUs, baselineCpuUs });
       before = after;
     }
   }

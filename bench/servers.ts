@@ -36,7 +36,8 @@ function resourceServer(ctx: StartContext): Promise<ServerProcess> {
 
 /** How each server starts. Stdout (rz-auth's request log, written as in production) is discarded, not kept. */
 const START: Readonly<Record<ServerName, (ctx: StartContext) => Promise<ServerProcess>>> = {
-  ceiling: () => spawnNode(['--import', 'tsx', join(ROOT, 'bench', 'ceiling-server.ts')], {}, { ready: ceilingReady, discardStdout: true }),
+  // 30 s to be ready, as rz-auth: tsx compiles the file first, which on a busy machine took over 20 s.
+  ceiling: () => spawnNode(['--import', 'tsx', join(ROOT, 'bench', 'ceiling-server.ts')], {}, { ready: ceilingReady, discardStdout: true, readyTimeoutMs: 30_000 }),
   'rz-auth': ({ store }) => spawnNode([builtCli(), 'serve'], rzAuthEnv(store), { discardStdout: true, readyTimeoutMs: 30_000 }),
   'resource-server': resourceServer,
   'resource-baseline': () => spawnNode(['--import', 'tsx', join(ROOT, 'bench', 'resource-baseline.ts')], {}, { discardStdout: true }),

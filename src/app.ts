@@ -16,7 +16,6 @@ import { collectRoutes, refuseUnexpectedBodies, registerMethodNotAllowed, regist
 import { registerRequestLifecycle } from './http/lifecycle.js';
 import { BODY_LIMIT, registerJsonBodyParser } from './http/json-body.js';
 import { accessLine, createLogDestination, loggerOptions, registerAccessLog } from './http/logging.js';
-import { meShortcut } from './http/me-shortcut.js';
 import { registerProblemHandler, sendProblem, toProblem } from './http/problem.js';
 import { RequestLimits, registerRateLimits } from './http/rate-limit.js';
 import { notFound } from './errors.js';
@@ -106,7 +105,7 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   app.decorate('clientAddress', clientAddress);
   const routes = collectRoutes(app);
   refuseUnexpectedBodies(app);
-  const lifecycle = registerRequestLifecycle(app, services.feed);
+  registerRequestLifecycle(app, services.feed);
   registerAccessLog(app, accessLog);
   await registerCors(app, services.config.corsOrigins);
   registerProblemHandler(app);
@@ -140,15 +139,11 @@ export async function createApp(services: Services, options: AppOptions = {}): P
 
   await app.after();
   registerMethodNotAllowed(app, routes);
-  // The server's one request listener: GET /api/me's shortcut, in front of Fastify's own handler.
-  const shortcut = meShortcut({ authenticator: services.authenticator, limits, feed: services.feed, log: app.log, clientAddress, closing: lifecycle.closing }, app.routing);
-  app.server.removeAllListeners('request');
-  app.server.on('request', shortcut);
   // An expectation other than 100-continue is ignored, as RFC 9110 §10.1.1 allows, and the request
   // answered as any other, instead of Node's bare 417.
-  app.server.on('checkExpectation', shortcut);
+  app.server.on('checkExpectation', app.routing);
   // CONNECT is answered too (405 or 404), not dropped unanswered.
-  app.server.on('connect', answerConnect(shortcut));
+  app.server.on('connect', answerConnect(app.routing));
   await app.ready();
   return app;
 }

@@ -70,13 +70,11 @@ export class Authenticator {
    * The caller of a bearer token presented from `address` (the client address as the rate limiter
    * sees it; null where no client is known: introspection, which a platform service asks on its
    * caller's behalf): at once when the caches decide, otherwise after a lookup.
-   * `recordRefusal` is false for a caller that hands a failure on to the route, which asks again
-   * (the GET /api/me shortcut): an allow-list refusal is then counted once per request.
    * @throws ProblemError invalid_token (or rejects with it), identical for every reason.
    */
-  authenticate(token: string, address: string | null, recordRefusal = true): Promise<Caller> | Caller {
+  authenticate(token: string, address: string | null): Promise<Caller> | Caller {
     if (token.startsWith('eyJ')) return this.authenticateJwt(token);
-    return this.authenticateOpaque(token, address, recordRefusal);
+    return this.authenticateOpaque(token, address);
   }
 
   /** A route needed `scope` and the API or app token `principal` carried it: its use is recorded. */
@@ -107,14 +105,14 @@ export class Authenticator {
     }
   }
 
-  private authenticateOpaque(token: string, address: string | null, recordRefusal: boolean): Promise<Caller> | Caller {
+  private authenticateOpaque(token: string, address: string | null): Promise<Caller> | Caller {
     // Only well-formed tokens are ever cached, so a hit needs no shape or checksum check.
     const cached = this.tokens.get(token);
-    if (cached) return this.accept(cached, address, recordRefusal);
+    if (cached) return this.accept(cached, address);
     // Shape and checksum first: strings that are not our tokens never reach the store.
     const kind = tokenKind(token);
     if (kind === null) throw invalidToken();
-    return this.shared(token, () => this.lookupToken(token, kind)).then((entry) => this.accept(entry, address, recordRefusal));
+    return this.shared(token, () => this.lookupToken(token, kind)).then((entry) => this.accept(entry, address));
   }
 
   /** One lookup per token at a time: a request that arrives while one runs waits for it. */
@@ -144,7 +142,7 @@ export class Authenticator {
    * Every request's checks, on a cached entry or a fresh one: revocation, expiry (a rotated token's
    * grace ends by time alone, on every instance, with no change to announce), and the allow-list.
    */
-  private accept({ caller, revoked, allowed }: OpaqueEntry, address: string | null, recordRefusal: boolean): Caller {
+  private accept({ caller, revoked, allowed }: OpaqueEntry, address: string | null): Caller {
     if (revoked) throw invalidToken();
     if (caller.type === 'service') return caller;
     const now = this.deps.clock.now();
@@ -153,7 +151,7 @@ export class Authenticator {
     // (introspection) the list cannot be applied here: the answer carries it to the platform
     // service, which applies it to its own caller's address (packages/verify).
     if (allowed !== null && address !== null && !allowed.admits(address)) {
-      if (recordRefusal) this.deps.refusals?.note({ type: caller.type, tokenId: caller.credentialId, userId: caller.user.id }, address, now);
+      this.deps.refusals?.note({ type: caller.type, tokenId: caller.credentialId, userId: caller.user.id }, address, now);
       throw invalidToken();
     }
     this.deps.usage.record(caller.credentialId, now, address);

@@ -37,8 +37,7 @@ export const bodyStillArriving = (req: IncomingMessage): boolean => !req.complet
 
 /**
  * Whether the request comes with a body: under any Transfer-Encoding (Node's parser refuses one
- * beside a Content-Length), or a Content-Length other than 0. Two header lookups, as GET /api/me's
- * shortcut runs it on every request.
+ * beside a Content-Length), or a Content-Length other than 0.
  */
 export function hasBody(req: IncomingMessage): boolean {
   const { headers } = req;

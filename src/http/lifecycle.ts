@@ -16,10 +16,9 @@ import { rateLimitHeaders } from './rate-limit.js';
  *
  * onSend: the RateLimit fields, and `Connection: close` once a graceful shutdown has begun, so
  * keep-alive clients let go and the server need not wait out their idle timeout, or when the answer
- * goes out before the request's body has all arrived. Whether a shutdown has
- * begun is returned, for the one other place that answers requests (http/me-shortcut.ts).
+ * goes out before the request's body has all arrived.
  */
-export function registerRequestLifecycle(app: FastifyInstance, feed: ChangeFeed): { closing(): boolean } {
+export function registerRequestLifecycle(app: FastifyInstance, feed: ChangeFeed): void {
   let closing = false;
   app.addHook('onRequest', (request, reply, done) => {
     applySecurityHeaders(reply);
@@ -50,5 +49,4 @@ export function registerRequestLifecycle(app: FastifyInstance, feed: ChangeFeed)
     if (closing || bodyStillArriving(request.raw)) reply.header('connection', 'close');
     done(null, payload);
   });
-  return { closing: () => closing };
 }

@@ -1,10 +1,9 @@
-import fastJson from 'fast-json-stringify';
 import { type Static, Type } from 'typebox';
 import type { Principal } from '../auth/principal.js';
 import { iso } from '../clock.js';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf, type RouteAuth } from '../api/route.js';
-import { Label, NullableTimestamp, SERVICE_CHECKED_FORMATS, UserSummary, Uuid } from '../api/schemas.js';
+import { Label, NullableTimestamp, UserSummary, Uuid } from '../api/schemas.js';
 import { MAX_SCOPE_NAME_LENGTH, MAX_TOKEN_SCOPES, SCOPE_NAME } from '../tokens/scopes.js';
 
 const MeResponse = Type.Object(
@@ -31,13 +30,10 @@ const MeResponse = Type.Object(
 );
 
 /** Who may call `GET /api/me`: any valid token. */
-export const ME_AUTH: RouteAuth = { api: 'any', app: true };
-
-/** The body's serializer (Fastify's own, over the response schema), shared with http/me-shortcut.ts. */
-export const serializeMe: (body: Static<typeof MeResponse>) => string = fastJson(MeResponse, { ajv: { formats: SERVICE_CHECKED_FORMATS } });
+const ME_AUTH: RouteAuth = { api: 'any', app: true };
 
 /** The body of `GET /api/me`. */
-export function meBody(p: Principal): Static<typeof MeResponse> {
+function meBody(p: Principal): Static<typeof MeResponse> {
   return {
     id: p.user.id,
     username: p.user.username,
@@ -60,6 +56,6 @@ export function meRoutes(app: Http): void {
       auth: ME_AUTH,
       success: { 200: { description: 'The caller.', schema: MeResponse } },
     }),
-    handler: async (request, reply) => reply.type('application/json; charset=utf-8').serializer(serializeMe).send(meBody(principalOf(request))),
+    handler: async (request) => meBody(principalOf(request)),
   });
 }

@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import lightMyRequest from 'light-my-request';
 import { createApp } from '../../src/app.js';
 import type { Clock } from '../../src/clock.js';
 import { type Config, loadConfig } from '../../src/config.js';
@@ -22,15 +21,6 @@ export interface TestApp {
   inject(options: InjectOptions): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
-
-/**
- * In-process requests through what the HTTP server runs for each request (its 'request' listener:
- * GET /api/me's shortcut, then Fastify), as production does; `app.inject` would skip the shortcut.
- */
-export const injectInto =
-  (app: FastifyInstance) =>
-  (options: InjectOptions): Promise<LightMyRequestResponse> =>
-    lightMyRequest((req, res) => app.server.emit('request', req, res), options);
 
 const postgresByDir = new Map<string, string>();
 
@@ -81,7 +71,7 @@ export async function startTestApp(options: { env?: Record<string, string>; cloc
     dir: temp.dir,
     logs,
     settledLogs: () => new Promise((resolve) => setImmediate(() => resolve(logs))),
-    inject: injectInto(app),
+    inject: (request) => app.inject(request),
     async close() {
       await app.close();
       await services.close();

@@ -2,7 +2,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { startServer } from '../../src/server.js';
-import { injectInto, type TestApp, tempDir } from './app.js';
+import { type TestApp, tempDir } from './app.js';
 
 /** A {@link TestApp} backed by the real server on a random loopback port (logs are silent). */
 export interface RealServer extends TestApp {
@@ -28,7 +28,7 @@ export async function startRealServer(env: Record<string, string> = {}): Promise
     settledLogs: async () => [],
     port: Number(new URL(server.url).port),
     url: server.url,
-    inject: injectInto(server.app),
+    inject: (request) => server.app.inject(request),
     async close() {
       await server.close();
       temp.remove();

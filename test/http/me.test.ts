@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp } from '../helpers/app.js';
 import { TestClock } from '../helpers/clock.js';
-import { createApiToken, json, registerApp, signup, type TestUser } from '../helpers/api.js';
+import type { InjectOptions } from 'fastify';
+import { bearer, createApiToken, expectInvalidToken, expectProblem, json, registerApp, signup, type TestUser } from '../helpers/api.js';
 
 describe('GET /api/me', () => {
   const clock = new TestClock();
@@ -49,5 +50,52 @@ describe('GET /api/me', () => {
       app: { id: app.id, name: 'Invaders' },
     });
     expect(res.body).not.toContain(user.email);
+  });
+
+  it('answers as the contract says: no token, a malformed or unknown one, a revoked one', async () => {
+    const created = await createApiToken(t, user.jwt);
+    await t.inject({ method: 'GET', url: '/api/me', headers: bearer(created.token) });
+    expect((await json(t, 'DELETE', `/api/tokens/${created.id}`, undefined, user.jwt)).statusCode).toBe(204);
+    const { token } = await createApiToken(t, user.jwt);
+    for (const headers of [{}, { authorization: 'Bearer nope' }, { authorization: `Bearer\t${token}` }, bearer(created.token)]) {
+      const res = await t.inject({ method: 'GET', url: '/api/me', headers });
+      if ('authorization' in headers && headers.authorization !== `Bearer\t${token}`) expectInvalidToken(res);
+      else expectProblem(res, 401, 'unauthorized');
+    }
+  });
+
+  it('GET /api/me with a body is refused as any route refuses one; an empty body is no body', async () => {
+    const { token } = await createApiToken(t, user.jwt);
+    const request: InjectOptions = { method: 'GET', url: '/api/me', headers: bearer(token) };
+    const cases: Array<[InjectOptions, number, string]> = [
+      [{ ...request, headers: { ...bearer(token), 'content-type': 'text/plain' }, payload: 'ab' }, 415, 'unsupported_media_type'],
+      [{ ...request, headers: { ...bearer(token), 'content-type': 'application/json' }, payload: '{"user_id":1}' }, 400, 'validation_failed'],
+      [{ ...request, headers: { ...bearer(token), 'content-type': 'application/json', 'content-length': '99999' } }, 413, 'payload_too_large'],
+      [{ ...request, headers: { ...bearer(token), 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, payload: '{}' }, 400, 'validation_failed'],
+    ];
+    for (const [options, status, code] of cases) {
+      const res = await t.inject(options);
+      expectProblem(res, status, code);
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+    }
+    const empty = await t.inject({ ...request, headers: { ...bearer(token), 'content-type': 'text/plain', 'content-length': '0' }, payload: '' });
+    expect(empty.statusCode).toBe(200);
+  });
+
+  it('a request over the credential limit is answered 429 with its RateLimit fields', async () => {
+    const limited = await startTestApp({ env: { RATE_LIMITS: 'on', RATE_LIMIT_CREDENTIAL: '2/60' } });
+    try {
+      const { token } = await createApiToken(limited, (await signup(limited)).jwt);
+      const me = () => limited.inject({ method: 'GET', url: '/api/me', headers: bearer(token) });
+      expect((await me()).statusCode).toBe(200);
+      expect((await me()).statusCode).toBe(200);
+      const refused = await me();
+      expectProblem(refused, 429, 'rate_limited');
+      expect(refused.headers['retry-after']).toMatch(/^\d+$/);
+      expect(refused.headers['ratelimit-policy']).toBe('"credential";q=2;w=60');
+      expect(refused.headers.ratelimit).toMatch(/^"credential";r=0;t=\d+$/);
+    } finally {
+      await limited.close();
+    }
   });
 });

@@ -5,8 +5,7 @@ import { comparable } from '../helpers/jwt-craft.js';
 
 /**
  * Family 13 of the security bar, network allow-lists: a refusal is the same 401 invalid_token as
- * any other, byte for byte apart from the request id, through GET /api/me's shortcut and through
- * Fastify alike; a spoofed X-Forwarded-For cannot move a client inside a list unless the operator
+ * any other, byte for byte apart from the request id, on GET /api/me and on any other route; a spoofed X-Forwarded-For cannot move a client inside a list unless the operator
  * trusts the proxy that sent it; parsing edge cases (mapped addresses, /0, zone ids) hold.
  */
 
@@ -22,7 +21,7 @@ describe('allow-list refusals', () => {
   });
   afterAll(() => t.close());
 
-  it('are byte-identical to a string that is no token, on the shortcut, on a Fastify route, cached or not', async () => {
+  it('are byte-identical to a string that is no token, on GET /api/me and on another route, cached or not', async () => {
     const { token } = await createApiToken(t, user.jwt, { scopes: ['tokens:read'], allowed_cidrs: ['192.0.2.0/24'] });
     for (const url of ['/api/me', '/api/tokens']) {
       const reference = comparable(await get(t, url, 'not-a-token', '198.51.100.1'));

@@ -221,7 +221,7 @@ describe('forged and tampered user tokens', () => {
   });
 
   // Regression: a validly signed exp of 1e300 made GET /api/me answer 500 (no date can be written for
-  // it), and the second request, taking the shortcut, ended the process with an unhandled rejection.
+  // it), and the second request, answered from the caches, ended the process with an unhandled rejection.
   it.each([
     ['exp 1e300', () => ({ exp: 1e300 })],
     ['exp the largest safe integer', () => ({ exp: Number.MAX_SAFE_INTEGER })],
