@@ -5,7 +5,7 @@ import type { Authenticator } from '../auth/authenticator.js';
 import type { Principal } from '../auth/principal.js';
 import type { ChangeFeed } from '../changes/feed.js';
 import { requestId } from '../lib/ids.js';
-import { ME_AUTH, meBody, serializeMe } from '../me/routes.js';
+import { ME_AUTH, meBody, serializeMe } from '../account/me-routes.js';
 import type { Decision } from '../ratelimit/limiter.js';
 import { readBearerToken } from './bearer.js';
 import { bodyStillArriving, hasBody, hasOneHost } from './framing.js';

@@ -5,7 +5,7 @@ import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf } from '../api/route.js';
 import { UserSummary } from '../api/schemas.js';
-import { COMPACT_JWS, MAX_JWT_LENGTH } from './jwt.js';
+import { COMPACT_JWS, MAX_JWT_LENGTH } from '../auth/jwt.js';
 import type { AccountService, ClientInfo, SessionGrant } from './service.js';
 
 /*

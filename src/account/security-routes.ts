@@ -4,7 +4,7 @@ import { operation } from '../api/operation.js';
 import { type Http, principalOf } from '../api/route.js';
 import { IdParams, NullableTimestamp, Timestamp, Uuid } from '../api/schemas.js';
 import { MAX_USER_AGENT } from '../lib/user-agent.js';
-import type { AccountSecurity, SessionView } from './service.js';
+import type { AccountSecurity, SessionView } from './security-service.js';
 
 /** What a password field accepts: the policy (checked by the service) bounds it far below this. */
 const Password = Type.String({ maxLength: 4096, examples: ['correct horse battery staple'] });
