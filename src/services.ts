@@ -20,7 +20,7 @@ import { KeyRing } from './keys/service.js';
 import { RateLimiter } from './ratelimit/limiter.js';
 import { checkDatabase, connectRedis, redisReady } from './ratelimit/redis.js';
 import { KeyStore } from './keys/store.js';
-import { LeakResponse } from './leaks/service.js';
+import { LeakResponse } from './tokens/leaks/service.js';
 import { LastUseRecorder } from './lib/last-use.js';
 import { Periodic } from './lib/periodic.js';
 import { Maintenance } from './maintenance/runner.js';

@@ -6,7 +6,7 @@ import { BoundedMap } from '../lib/bounded-map.js';
 import type { LastUseRecorder } from '../lib/last-use.js';
 import type { ServiceCredentialStore } from '../services/store.js';
 import type { SessionStore } from '../account/session-store.js';
-import { type OpaqueKind, tokenKind } from '../tokens/format.js';
+import { type OpaqueKind, tokenKind } from '../lib/token-format.js';
 import type { TokenStore } from '../tokens/store.js';
 import type { UsageRecorder } from '../tokens/usage.js';
 import type { UserStore } from '../account/user-store.js';

@@ -9,8 +9,9 @@ import { MAX_GRACE_SECONDS, type TokenLifecycle } from './lifecycle.js';
 import { tokenSummary } from './routes.js';
 import type { TokenRecord } from './store.js';
 
-const Hint = Type.String({ pattern: '^rza?_[0-9A-Za-z]{4}$', maxLength: 8, description: 'The prefix and the last four characters of the value.', examples: ['rz_x7Qa'] });
-const LastUsed = Type.Union([Timestamp, Type.Null()], { description: 'Updated within a few seconds of use.' });
+/** The prefix and last four characters of an API or app token: what lists show of its value. */
+export const Hint = Type.String({ pattern: '^rza?_[0-9A-Za-z]{4}$', maxLength: 8, description: 'The prefix and the last four characters of the value.', examples: ['rz_x7Qa'] });
+export const LastUsed = Type.Union([Timestamp, Type.Null()], { description: 'Updated within a few seconds of use.' });
 const NullableCidrs = Type.Union([AllowedCidrs, Type.Null()], { description: 'The networks the token may be used from; null for anywhere.' });
 
 const Detail = Type.Object(
@@ -73,11 +74,6 @@ const Rotated = Type.Object(
   { additionalProperties: false },
 );
 
-const AppTokenItem = Type.Object(
-  { id: Uuid, hint: Hint, scopes: ScopeNames, created_at: Timestamp, expires_at: NullableTimestamp, last_used_at: LastUsed },
-  { additionalProperties: false },
-);
-
 const typeOf = (t: TokenRecord) => (t.kind === 'api' ? ('api_token' as const) : ('app_token' as const));
 
 const detail = (t: TokenDetail) => ({
@@ -90,7 +86,7 @@ const detail = (t: TokenDetail) => ({
 
 const TOKEN_OWNERSHIP = "An API token of yours or an app token of one of your apps; anyone else's, revoked or expired is 404.";
 
-/** The token lifecycle: detail, narrowing, rotation (contract §8), and an app's tokens. */
+/** The token lifecycle: detail, narrowing, rotation (contract §8). */
 export function tokenLifecycleRoutes(app: Http, lifecycle: TokenLifecycle): void {
   app.get('/api/tokens/:id', {
     ...operation({
@@ -150,28 +146,5 @@ export function tokenLifecycleRoutes(app: Http, lifecycle: TokenLifecycle): void
         replaces,
       });
     },
-  });
-
-  app.get('/api/apps/:id/tokens', {
-    ...operation({
-      method: 'GET',
-      operationId: 'listAppTokens',
-      tags: ['apps'],
-      summary: "List an app's active tokens, newest first",
-      description: "Never a token value. Someone else's app is 404, like one that does not exist.",
-      auth: { api: 'apps:read' },
-      params: IdParams,
-      success: { 200: { description: "The app's active tokens.", schema: Type.Object({ tokens: Type.Array(AppTokenItem) }, { additionalProperties: false }) } },
-    }),
-    handler: async (request) => ({
-      tokens: (await lifecycle.appTokens(principalOf(request).user.id, request.params.id)).map((t) => ({
-        id: t.id,
-        hint: t.hint,
-        scopes: [...t.scopes],
-        created_at: t.createdAt,
-        expires_at: t.expiresAt,
-        last_used_at: t.lastUsedAt,
-      })),
-    }),
   });
 }

@@ -5,7 +5,7 @@ import { type Http, principalOf } from '../api/route.js';
 import { AllowedCidrs, IdParams, Label, NullableTimestamp, ScopeNames, Timestamp, Uuid } from '../api/schemas.js';
 import type { ScopeCatalogue } from '../scopes/catalogue.js';
 import { requestedScopes } from '../scopes/routes.js';
-import { TOKEN_SHAPE } from './format.js';
+import { TOKEN_SHAPE } from '../lib/token-format.js';
 import type { TokenService } from './service.js';
 import type { TokenRecord } from './store.js';
 

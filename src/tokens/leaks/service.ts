@@ -1,10 +1,10 @@
-import { auditEvent, type RequestContext } from '../audit/events.js';
-import type { ChangeFeed } from '../changes/feed.js';
-import { type Clock, iso } from '../clock.js';
-import type { ServiceCredentialStore } from '../services/store.js';
-import { tokenKind, tokenDigest } from '../tokens/format.js';
-import { tokenDetails } from '../tokens/service.js';
-import type { TokenStore } from '../tokens/store.js';
+import { auditEvent, type RequestContext } from '../../audit/events.js';
+import type { ChangeFeed } from '../../changes/feed.js';
+import { type Clock, iso } from '../../clock.js';
+import type { ServiceCredentialStore } from '../../services/store.js';
+import { tokenKind, tokenDigest } from '../../lib/token-format.js';
+import { tokenDetails } from '../service.js';
+import type { TokenStore } from '../store.js';
 
 /** How a report arrived: a list of strings, or GitHub secret scanning's array of matches. */
 export type ReportFormat = 'list' | 'github';
