@@ -30,7 +30,7 @@ import { requestId } from './lib/ids.js';
 import { meRoutes } from './account/me-routes.js';
 import { scopeRoutes } from './scopes/routes.js';
 import { sessionRoutes } from './account/security-routes.js';
-import type { Services } from './services.js';
+import type { Services } from './composition-root.js';
 import { tokenLifecycleRoutes } from './tokens/lifecycle-routes.js';
 import { tokenRoutes } from './tokens/routes.js';
 import { VERSION } from './version.js';

@@ -3,7 +3,7 @@ import { createApp } from './app.js';
 import type { Config } from './config.js';
 import { createLogDestination, flushLog } from './http/logging.js';
 import { holdTickShape } from './lib/tick-shape.js';
-import { createServices, type Services } from './services.js';
+import { createServices, type Services } from './composition-root.js';
 
 export interface RunningServer {
   readonly app: FastifyInstance;

@@ -4,7 +4,7 @@ import type { Clock } from '../clock.js';
 import { invalidToken } from '../errors.js';
 import { BoundedMap } from '../lib/bounded-map.js';
 import type { LastUseRecorder } from '../lib/last-use.js';
-import type { ServiceCredentialStore } from '../services/store.js';
+import type { ServiceCredentialStore } from '../service-credentials/store.js';
 import type { SessionStore } from '../account/session-store.js';
 import { type OpaqueKind, tokenKind } from '../lib/token-format.js';
 import type { TokenStore } from '../tokens/store.js';

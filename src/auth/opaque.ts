@@ -1,4 +1,4 @@
-import type { ServiceCredentialStore } from '../services/store.js';
+import type { ServiceCredentialStore } from '../service-credentials/store.js';
 import { AllowList } from '../tokens/cidrs.js';
 import { type OpaqueKind, tokenDigest } from '../lib/token-format.js';
 import type { TokenLookup, TokenStore } from '../tokens/store.js';

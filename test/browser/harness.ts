@@ -5,7 +5,7 @@ import { type Browser, type BrowserContext, type BrowserContextOptions, chromium
 import { createApp } from '../../src/app.js';
 import type { Clock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
-import { createServices } from '../../src/services.js';
+import { createServices } from '../../src/composition-root.js';
 import { PASSWORD } from '../helpers/api.js';
 import { tempDir } from '../helpers/app.js';
 

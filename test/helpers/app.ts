@@ -7,7 +7,7 @@ import lightMyRequest from 'light-my-request';
 import { createApp } from '../../src/app.js';
 import type { Clock } from '../../src/clock.js';
 import { type Config, loadConfig } from '../../src/config.js';
-import { createServices, type Services } from '../../src/services.js';
+import { createServices, type Services } from '../../src/composition-root.js';
 import { freshPostgresDatabase } from './services.js';
 
 export interface TestApp {

@@ -6,7 +6,7 @@ import { ChangeStore } from '../../src/changes/store.js';
 import type { Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { KeyStore } from '../../src/keys/store.js';
-import { ServiceCredentialStore } from '../../src/services/store.js';
+import { ServiceCredentialStore } from '../../src/service-credentials/store.js';
 import { SessionStore } from '../../src/account/session-store.js';
 import { TokenLifecycleStore } from '../../src/tokens/lifecycle-store.js';
 import { type NewToken, TokenStore } from '../../src/tokens/store.js';

@@ -3,7 +3,7 @@ import { Authenticator } from '../../src/auth/authenticator.js';
 import { UserTokens } from '../../src/auth/jwt.js';
 import { LastUseRecorder } from '../../src/lib/last-use.js';
 import { SessionStore } from '../../src/account/session-store.js';
-import { ServiceCredentialStore } from '../../src/services/store.js';
+import { ServiceCredentialStore } from '../../src/service-credentials/store.js';
 import { TokenStore } from '../../src/tokens/store.js';
 import { UsageRecorder } from '../../src/tokens/usage.js';
 import { UserStore } from '../../src/account/user-store.js';

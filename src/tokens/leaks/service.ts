@@ -1,7 +1,7 @@
 import { auditEvent, type RequestContext } from '../../audit/events.js';
 import type { ChangeFeed } from '../../changes/feed.js';
 import { type Clock, iso } from '../../clock.js';
-import type { ServiceCredentialStore } from '../../services/store.js';
+import type { ServiceCredentialStore } from '../../service-credentials/store.js';
 import { tokenKind, tokenDigest } from '../../lib/token-format.js';
 import { tokenDetails } from '../service.js';
 import type { TokenStore } from '../store.js';

@@ -26,8 +26,8 @@ import { Periodic } from './lib/periodic.js';
 import { Maintenance } from './maintenance/runner.js';
 import { expiredSessions, MAINTENANCE_INTERVAL_MS, oldAuditEvents, oldChanges, oldDeliveries } from './maintenance/sweeps.js';
 import { ScopeCatalogue } from './scopes/catalogue.js';
-import { ServiceCredentials } from './services/service.js';
-import { ServiceCredentialStore } from './services/store.js';
+import { ServiceCredentials } from './service-credentials/service.js';
+import { ServiceCredentialStore } from './service-credentials/store.js';
 import { AccountSecurity } from './account/security-service.js';
 import { SessionStore } from './account/session-store.js';
 import { TokenLifecycle } from './tokens/lifecycle.js';
@@ -43,7 +43,11 @@ import { UserStore } from './account/user-store.js';
 import { createWebhooks, type WebhookDelivery } from './webhooks/runner.js';
 import type { WebhookService } from './webhooks/service.js';
 
-/** Everything the HTTP layer and the CLI call. Built once per process from the configuration. */
+/**
+ * Everything the HTTP layer and the CLI call, built once per process from the configuration by
+ * {@link createServices}: this module is the composition root, the one place that constructs the
+ * stores, services and background loops and hands each its dependencies.
+ */
 export interface Services {
   readonly config: Config;
   readonly clock: Clock;
