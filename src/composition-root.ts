@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { AppService } from './apps/service.js';
 import { RefusalRecorder } from './audit/refusals.js';
+import { Background } from './background.js';
 import { AuditLog } from './audit/service.js';
 import { AuditStore } from './audit/store.js';
 import { AppStore } from './apps/store.js';
@@ -78,11 +79,13 @@ export interface Services {
   readonly feed: ChangeFeed;
   /** The event streams of the platform's services (GET /api/events), fed by {@link feed}. */
   readonly events: EventHub;
-  /** Periodic clean-ups: the server starts them, {@link close} stops them. */
+  /** Every background loop, in one place: the server starts them, {@link close} stops them, the CLI never starts them. */
+  readonly background: Background;
+  /** Periodic clean-ups, one of the {@link background} loops; tests run a round with `runOnce()`. */
   readonly maintenance: Maintenance;
   /** Webhook endpoints: users' own (API) and the operator's (CLI). */
   readonly webhooks: WebhookService;
-  /** Dispatching and sending webhooks: the server starts it, {@link close} stops it; the CLI never runs it. */
+  /** Dispatching and sending webhooks, one of the {@link background} loops; tests run a round with `runOnce()`. */
   readonly webhookDelivery: WebhookDelivery;
   readonly rateLimiter: RateLimiter;
   /** The shared Redis connection, when REDIS_URL is set. */
@@ -150,7 +153,6 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   }
   // Changes whose announcement was lost are still in the log: every instance reads it this often.
   const polling = new Periodic(config.changes.pollMs, () => feed.poll(), feedError);
-  polling.start();
 
   // Tokens signed by a retired key stay verifiable for one token lifetime plus a minute of skew.
   const keys = new KeyRing(new KeyStore(db), feed, clock, (config.jwt.ttlSeconds + 60) * 1000);
@@ -160,11 +162,8 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   const { passwords } = config;
   const hasher = await PasswordHasher.create(passwords.argon2, passwords.hashConcurrency, passwords.hashQueueLimit);
   const usage = new UsageRecorder(tokenStore, config.usageFlushMs, (error) => onError(error, 'last-used flush'));
-  usage.start();
   const sessionUsage = new LastUseRecorder((uses) => sessionStore.recordUsage(uses), config.usageFlushMs, (error) => onError(error, 'session last-used flush'));
-  sessionUsage.start();
   const refusals = new RefusalRecorder((events) => audit.record(events), (error) => onError(error, 'token refusals'));
-  refusals.start();
 
   const users = new UserService(userStore, hasher, feed, clock, { minLength: passwords.minLength, blocklist: loadBlocklist() });
   const serviceStore = new ServiceCredentialStore(db);
@@ -196,6 +195,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     MAINTENANCE_INTERVAL_MS,
     onError,
   );
+  const background = new Background({ changePolling: polling, tokenUsage: usage, sessionUsage, refusals, maintenance, webhookDelivery: webhooks.delivery });
 
   return {
     config,
@@ -228,6 +228,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     introspector: new Introspector(authenticator, config.jwt.issuer),
     feed,
     events,
+    background,
     maintenance,
     webhooks: webhooks.service,
     webhookDelivery: webhooks.delivery,
@@ -235,12 +236,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     redis,
     async close() {
       events.stop();
-      await maintenance.stop();
-      await webhooks.delivery.stop();
-      await polling.stop();
-      await usage.stop();
-      await sessionUsage.stop();
-      await refusals.stop();
+      await background.stop();
       await redis?.quit().catch(() => redis.disconnect());
       await database.close();
     },

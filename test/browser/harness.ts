@@ -47,7 +47,7 @@ export async function serve(env: Record<string, string> = {}, clock?: Clock): Pr
   const app = await createApp(services, { logStream });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   // As the server does (src/server.ts), so webhooks are sent; the maintenance sweeps stay off.
-  services.webhookDelivery.start();
+  services.background.start({ except: ['maintenance'] });
   return {
     url,
     logs,

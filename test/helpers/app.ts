@@ -62,6 +62,8 @@ export async function startTestApp(options: { env?: Record<string, string>; cloc
     // Rate limits are off unless a test turns them on: most tests sign up many users from one address.
     config = loadConfig({ DATABASE_URL: database, LOG_LEVEL: 'info', RATE_LIMITS: 'off', ...options.env });
     services = await createServices(config, options.clock ? { clock: options.clock } : {});
+    // Tests run the sweeps and webhook deliveries themselves (runOnce()), under their clock.
+    services.background.start({ except: ['maintenance', 'webhookDelivery'] });
   } catch (error) {
     await remove();
     throw error;
