@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
-import { type Http, principalOf } from '../api/route.js';
+import { type Http, principalOf, USER_TOKEN_ONLY } from '../api/route.js';
 import { AllowedCidrs, IdParams, Label, NullableTimestamp, ScopeName, ScopeNames, Timestamp, Uuid } from '../api/schemas.js';
 import { MAX_TOKEN_SCOPES } from './scopes.js';
 import type { TokenDetail } from './lifecycle-store.js';
@@ -109,7 +109,7 @@ export function tokenLifecycleRoutes(app: Http, lifecycle: TokenLifecycle): void
       tags: ['tokens'],
       summary: 'Rename a token, or narrow its scopes or networks',
       description: `${TOKEN_OWNERSHIP} Scopes and networks may only shrink (400 naming the field otherwise). Effective on the next request, on every instance. A body that names no field, or only values the token already has, changes nothing and records no event. A token already rotated is 409: change its replacement.`,
-      auth: {},
+      auth: USER_TOKEN_ONLY,
       params: IdParams,
       body: UpdateBody,
       problems: ['conflict'],
@@ -125,7 +125,7 @@ export function tokenLifecycleRoutes(app: Http, lifecycle: TokenLifecycle): void
       tags: ['tokens'],
       summary: 'Replace a token with a new value, keeping the old one for a grace period',
       description: `${TOKEN_OWNERSHIP} The new token has the same kind, name, scopes, networks and lifetime length (from now). The old one stops after grace_seconds, on every instance, by time; a token already rotated is 409.`,
-      auth: {},
+      auth: USER_TOKEN_ONLY,
       params: IdParams,
       body: RotateBody,
       optionalBody: true,
