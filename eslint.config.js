@@ -1,6 +1,26 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/*
+ * The layers of src/ (DEVELOPERS.md, "Where things are"), enforced rather than described. Each
+ * pattern is a relative import specifier. One config object's options replace another's for the
+ * same rule, so the store and lib/ rules repeat the one every folder has.
+ */
+const notHttp = {
+  regex: '^(\\.\\./)+http/',
+  message: 'Only the server (src/app.ts, src/server.ts) assembles src/http/: route files are written against src/api/.',
+};
+const notAFolder = {
+  regex: '^\\.\\./[^/]+/',
+  message: 'src/lib/ is below every domain folder: it imports lib/ and the top-level modules (errors, clock) only.',
+};
+const onlyWhatStoresUse = {
+  // Other stores, the shapes of audit and change events, db/, lib/, errors and clock; nothing else.
+  regex: '^(?!.*(?:store|events)\\.js$)(?!(?:\\.\\./)+(?:db|lib)/)(?!(?:\\.\\./)+(?:clock|errors)\\.js$)\\.{1,2}/',
+  message: 'A store knows tables, never rules: it imports other stores, event shapes, db/ and lib/, not a service, a route or a loop.',
+};
+const layers = (...patterns) => ['error', { patterns }];
+
 export default tseslint.config(
   { ignores: ['dist/', 'types/openapi.d.ts', 'node_modules/', 'coverage/', 'test-results/', 'bench/results/', 'scratch/', 'web/dist/', 'packages/*/dist/'] },
   js.configs.recommended,
@@ -26,6 +46,9 @@ export default tseslint.config(
       }],
     },
   },
+  { files: ['src/*/**/*.ts'], ignores: ['src/http/**'], rules: { 'no-restricted-imports': layers(notHttp) } },
+  { files: ['src/lib/**/*.ts'], rules: { 'no-restricted-imports': layers(notHttp, notAFolder) } },
+  { files: ['src/**/*store*.ts'], rules: { 'no-restricted-imports': layers(notHttp, onlyWhatStoresUse) } },
   {
     // The verifier runs in other services, whose framework's client address (after their own
     // trusted proxies) is the one to check a token's networks against.

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { createServices } from '../src/services.js';
+import { createServices } from '../src/composition-root.js';
 import { wireTypes } from './wire-types.js';
 
 const target = join(import.meta.dirname, '..', 'types', 'openapi.d.ts');

@@ -13,7 +13,7 @@ import { migrateToLatest } from './db/migrate.js';
 import { ProblemError } from './errors.js';
 import { redactEcho, redactSecrets } from './lib/redact.js';
 import { closeOnSignals, startServer } from './server.js';
-import { createServices, type Services } from './services.js';
+import { createServices, type Services } from './composition-root.js';
 import { VERSION } from './version.js';
 
 const USAGE = `rz-auth ${VERSION}: authentication and token service

@@ -2,7 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Config } from './config.js';
 import { holdClusterCounters } from './ratelimit/cluster.js';
 import { closeOnSignals, startServer } from './server.js';
-import { createServices } from './services.js';
+import { createServices } from './composition-root.js';
 
 const RESTART_DELAY_MS = 1000;
 /** More crashes than this within the window means something is broken, not flaky: give up. */

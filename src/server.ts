@@ -3,7 +3,7 @@ import { createApp } from './app.js';
 import type { Config } from './config.js';
 import { createLogDestination, flushLog } from './http/logging.js';
 import { holdTickShape } from './lib/tick-shape.js';
-import { createServices, type Services } from './services.js';
+import { createServices, type Services } from './composition-root.js';
 
 export interface RunningServer {
   readonly app: FastifyInstance;
@@ -28,8 +28,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     app = await createApp(services, { logStream });
     for (const [error, context] of early) app.log.error({ err: error }, context);
     const url = await app.listen({ port: config.port, host: config.host });
-    services.maintenance.start();
-    services.webhookDelivery.start();
+    services.background.start();
     const running = app;
     return {
       app: running,

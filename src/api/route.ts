@@ -28,6 +28,9 @@ export interface RouteAuth {
   readonly counter?: string;
 }
 
+/** Only a user token (the JWT of a live session): API, app and service tokens are refused (403). */
+export const USER_TOKEN_ONLY: RouteAuth = Object.freeze({});
+
 /**
  * Public routes name the limits they fall under; protected routes are limited by the guard, and
  * those that check the user's password (`password`) also by the login limits, per client address

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { PROBLEM_LIMITS, PROBLEMS, type ProblemCode } from '../errors.js';
 import { MAX_CIDR_LENGTH, MAX_CIDRS } from '../tokens/cidrs.js';
 import { MAX_SCOPE_NAME_LENGTH, MAX_TOKEN_SCOPES, SCOPE_NAME } from '../tokens/scopes.js';
-import { USERNAME } from '../users/service.js';
+import { USERNAME } from '../account/user-service.js';
 
 /*
  * Shared schemas. Each feeds validation, response serialization (which keeps anything not listed

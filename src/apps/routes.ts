@@ -5,7 +5,7 @@ import { type Http, principalOf } from '../api/route.js';
 import { AllowedCidrs, IdParams, Label, Timestamp, Uuid } from '../api/schemas.js';
 import type { ScopeCatalogue } from '../scopes/catalogue.js';
 import { requestedScopes } from '../scopes/routes.js';
-import { TOKEN_SHAPE } from '../tokens/format.js';
+import { TOKEN_SHAPE } from '../lib/token-format.js';
 import type { AppService, IssuedAppToken } from './service.js';
 import type { App } from './store.js';
 

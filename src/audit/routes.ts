@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { operation } from '../api/operation.js';
-import { type Http, principalOf } from '../api/route.js';
+import { type Http, principalOf, USER_TOKEN_ONLY } from '../api/route.js';
 import { Timestamp, Uuid } from '../api/schemas.js';
 import { MAX_USER_AGENT } from '../lib/user-agent.js';
 import { AUDIT_TYPES } from './events.js';
@@ -93,7 +93,7 @@ export function auditRoutes(app: Http, log: AuditLog): void {
       description:
         'Needs a user token (API and app tokens get 403). Logins, failed logins, logouts, token and app changes, leak reports: see docs/audit-log.md. ' +
         'Page with `next_cursor`; it is null on the last page. A bad `limit`, `cursor` or `type` is 400 naming it.',
-      auth: {},
+      auth: USER_TOKEN_ONLY,
       querystring: AuditQuery,
       success: {
         200: {

@@ -1,5 +1,5 @@
 import { invalidToken } from '../errors.js';
-import type { Session } from '../sessions/store.js';
+import type { Session } from '../account/session-store.js';
 import type { Principal } from './principal.js';
 
 /**

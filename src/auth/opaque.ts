@@ -1,6 +1,6 @@
-import type { ServiceCredentialStore } from '../services/store.js';
+import type { ServiceCredentialStore } from '../service-credentials/store.js';
 import { AllowList } from '../tokens/cidrs.js';
-import { type OpaqueKind, tokenDigest } from '../tokens/format.js';
+import { type OpaqueKind, tokenDigest } from '../lib/token-format.js';
 import type { TokenLookup, TokenStore } from '../tokens/store.js';
 import type { Caller, Principal } from './principal.js';
 

@@ -1,7 +1,7 @@
 import { OPERATOR_CONTEXT } from '../audit/events.js';
 import type { Config } from '../config.js';
 import { ProblemError } from '../errors.js';
-import type { Services } from '../services.js';
+import type { Services } from '../composition-root.js';
 import type { WebhookEndpoint } from '../webhooks/store.js';
 import { deliveryJson, endpointJson } from '../webhooks/json.js';
 import { noArguments, onlyId, parseOnce, UsageError } from './usage.js';

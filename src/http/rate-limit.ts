@@ -6,7 +6,7 @@ import { ProblemError } from '../errors.js';
 import { addressKey } from '../ratelimit/address.js';
 import { type Decision, emailKey, type RateLimiter } from '../ratelimit/limiter.js';
 import type { PolicyName } from '../ratelimit/policies.js';
-import { normalizeEmail } from '../users/service.js';
+import { normalizeEmail } from '../account/user-service.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

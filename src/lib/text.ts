@@ -1,5 +1,5 @@
 import type { FieldError } from '../errors.js';
-import { holdsTokenBody } from '../tokens/format.js';
+import { holdsTokenBody } from './token-format.js';
 
 /**
  * C0, DEL and C1 controls (U+009B is a terminal escape introducer), the line and paragraph

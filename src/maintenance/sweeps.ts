@@ -1,7 +1,7 @@
 import type { AuditStore } from '../audit/store.js';
 import type { ChangeStore } from '../changes/store.js';
 import { DAY_MS, iso } from '../clock.js';
-import type { SessionStore } from '../sessions/store.js';
+import type { SessionStore } from '../account/session-store.js';
 import type { WebhookStore } from '../webhooks/store.js';
 import type { Sweep } from './runner.js';
 

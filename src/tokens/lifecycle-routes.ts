@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox';
 import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
-import { type Http, principalOf } from '../api/route.js';
+import { type Http, principalOf, USER_TOKEN_ONLY } from '../api/route.js';
 import { AllowedCidrs, IdParams, Label, NullableTimestamp, ScopeName, ScopeNames, Timestamp, Uuid } from '../api/schemas.js';
 import { MAX_TOKEN_SCOPES } from './scopes.js';
 import type { TokenDetail } from './lifecycle-store.js';
@@ -9,8 +9,9 @@ import { MAX_GRACE_SECONDS, type TokenLifecycle } from './lifecycle.js';
 import { tokenSummary } from './routes.js';
 import type { TokenRecord } from './store.js';
 
-const Hint = Type.String({ pattern: '^rza?_[0-9A-Za-z]{4}$', maxLength: 8, description: 'The prefix and the last four characters of the value.', examples: ['rz_x7Qa'] });
-const LastUsed = Type.Union([Timestamp, Type.Null()], { description: 'Updated within a few seconds of use.' });
+/** The prefix and last four characters of an API or app token: what lists show of its value. */
+export const Hint = Type.String({ pattern: '^rza?_[0-9A-Za-z]{4}$', maxLength: 8, description: 'The prefix and the last four characters of the value.', examples: ['rz_x7Qa'] });
+export const LastUsed = Type.Union([Timestamp, Type.Null()], { description: 'Updated within a few seconds of use.' });
 const NullableCidrs = Type.Union([AllowedCidrs, Type.Null()], { description: 'The networks the token may be used from; null for anywhere.' });
 
 const Detail = Type.Object(
@@ -76,11 +77,6 @@ const Rotated = Type.Object(
   { additionalProperties: false },
 );
 
-const AppTokenItem = Type.Object(
-  { id: Uuid, hint: Hint, scopes: ScopeNames, created_at: Timestamp, expires_at: NullableTimestamp, last_used_at: LastUsed },
-  { additionalProperties: false },
-);
-
 const typeOf = (t: TokenRecord) => (t.kind === 'api' ? ('api_token' as const) : ('app_token' as const));
 
 const detail = (t: TokenDetail) => ({
@@ -93,7 +89,7 @@ const detail = (t: TokenDetail) => ({
 
 const TOKEN_OWNERSHIP = "An API token of yours or an app token of one of your apps; anyone else's, revoked or expired is 404.";
 
-/** The token lifecycle: detail, narrowing, rotation (contract §8), and an app's tokens. */
+/** The token lifecycle: detail, narrowing, rotation (contract §8). */
 export function tokenLifecycleRoutes(app: Http, lifecycle: TokenLifecycle): void {
   app.get('/api/tokens/:id', {
     ...operation({
@@ -116,7 +112,7 @@ export function tokenLifecycleRoutes(app: Http, lifecycle: TokenLifecycle): void
       tags: ['tokens'],
       summary: 'Rename a token, or narrow its scopes or networks',
       description: `${TOKEN_OWNERSHIP} Scopes and networks may only shrink (400 naming the field otherwise). Effective on the next request, on every instance. A body that names no field, or only values the token already has, changes nothing and records no event. A token already rotated is 409: change its replacement.`,
-      auth: {},
+      auth: USER_TOKEN_ONLY,
       params: IdParams,
       body: UpdateBody,
       problems: ['conflict'],
@@ -132,7 +128,7 @@ export function tokenLifecycleRoutes(app: Http, lifecycle: TokenLifecycle): void
       tags: ['tokens'],
       summary: 'Replace a token with a new value, keeping the old one for a grace period',
       description: `${TOKEN_OWNERSHIP} The new token has the same kind, name, scopes, networks and lifetime length (from now). The old one stops after grace_seconds, on every instance, by time; a token already rotated is 409.`,
-      auth: {},
+      auth: USER_TOKEN_ONLY,
       params: IdParams,
       body: RotateBody,
       optionalBody: true,
@@ -153,28 +149,5 @@ export function tokenLifecycleRoutes(app: Http, lifecycle: TokenLifecycle): void
         replaces,
       });
     },
-  });
-
-  app.get('/api/apps/:id/tokens', {
-    ...operation({
-      method: 'GET',
-      operationId: 'listAppTokens',
-      tags: ['apps'],
-      summary: "List an app's active tokens, newest first",
-      description: "Never a token value. Someone else's app is 404, like one that does not exist.",
-      auth: { api: 'apps:read' },
-      params: IdParams,
-      success: { 200: { description: "The app's active tokens.", schema: Type.Object({ tokens: Type.Array(AppTokenItem) }, { additionalProperties: false }) } },
-    }),
-    handler: async (request) => ({
-      tokens: (await lifecycle.appTokens(principalOf(request).user.id, request.params.id)).map((t) => ({
-        id: t.id,
-        hint: t.hint,
-        scopes: [...t.scopes],
-        created_at: t.createdAt,
-        expires_at: t.expiresAt,
-        last_used_at: t.lastUsedAt,
-      })),
-    }),
   });
 }

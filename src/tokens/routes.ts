@@ -1,11 +1,11 @@
 import { type Static, Type } from 'typebox';
 import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
-import { type Http, principalOf } from '../api/route.js';
+import { type Http, principalOf, USER_TOKEN_ONLY } from '../api/route.js';
 import { AllowedCidrs, IdParams, Label, NullableTimestamp, ScopeNames, Timestamp, Uuid } from '../api/schemas.js';
 import type { ScopeCatalogue } from '../scopes/catalogue.js';
 import { requestedScopes } from '../scopes/routes.js';
-import { TOKEN_SHAPE } from './format.js';
+import { TOKEN_SHAPE } from '../lib/token-format.js';
 import type { TokenService } from './service.js';
 import type { TokenRecord } from './store.js';
 
@@ -82,7 +82,7 @@ export function tokenRoutes(app: Http, tokens: TokenService, catalogue: ScopeCat
       tags: ['tokens'],
       summary: 'Create an API token',
       description: 'Needs a user token: no token can mint a token. The value is in this response only.',
-      auth: {},
+      auth: USER_TOKEN_ONLY,
       body: CreateTokenBody,
       success: { 201: { description: 'Created: the token and its value.', schema: CreatedToken } },
     }),
@@ -120,7 +120,7 @@ export function tokenRoutes(app: Http, tokens: TokenService, catalogue: ScopeCat
       tags: ['tokens'],
       summary: 'Revoke an API token, or an app token of one of your apps',
       description: "Takes effect on the very next request, on every instance. Unknown, someone else's or already revoked: 404.",
-      auth: {},
+      auth: USER_TOKEN_ONLY,
       params: IdParams,
       success: { 204: { description: 'Revoked.' } },
     }),

@@ -7,7 +7,7 @@ import { isUuid } from '../lib/ids.js';
 import { cleanLabel } from '../lib/text.js';
 import { parseCidrs } from './cidrs.js';
 import { creationExpiry, NO_POLICY, type TokenPolicy } from './policy.js';
-import { generateToken, tokenDigest, tokenHint, type TokenKind } from './format.js';
+import { generateToken, tokenDigest, tokenHint, type TokenKind } from '../lib/token-format.js';
 import type { ScopeCatalogue } from '../scopes/catalogue.js';
 import type { NewToken, RevokedToken, TokenRecord, TokenStore } from './store.js';
 import type { UsageRecorder } from './usage.js';

@@ -3,7 +3,7 @@ import type { AuditEvent } from '../audit/events.js';
 import { recordAudit } from '../audit/store.js';
 import { type ChangeTransaction, changeTransaction, recordChange } from '../changes/store.js';
 import type { Tables, TokensTable } from '../db/tables.js';
-import type { TokenKind } from './format.js';
+import type { TokenKind } from '../lib/token-format.js';
 
 /** An API or app token as stored: never its value, only its digest and hint. */
 export interface TokenRecord {

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
-import { type Http, principalOf } from '../api/route.js';
+import { type Http, principalOf, USER_TOKEN_ONLY } from '../api/route.js';
 import { IdParams, NullableTimestamp, Timestamp, Uuid } from '../api/schemas.js';
 import { AUDIT_TYPES } from '../audit/events.js';
 import { DEFAULT_PAGE, MAX_PAGE } from '../lib/pages.js';
@@ -115,7 +115,7 @@ export function webhookRoutes(app: Http, webhooks: WebhookService): void {
       tags,
       summary: 'Add a webhook endpoint for your own events',
       description: `${USER_ONLY} The answer carries the signing secret, once. At most ${MAX_ENDPOINTS_PER_USER} endpoints per user (409 \`conflict\` beyond). A bad \`url\`, \`event_types\` or \`description\` is 400 naming it. See docs/webhooks.md.`,
-      auth: {},
+      auth: USER_TOKEN_ONLY,
       body: CreateBody,
       problems: ['conflict'],
       success: { 201: { description: 'Added. Store the secret now: it is never shown again.', schema: CreatedEndpoint } },
@@ -134,7 +134,7 @@ export function webhookRoutes(app: Http, webhooks: WebhookService): void {
       tags,
       summary: 'List your webhook endpoints, newest first',
       description: `${USER_ONLY} Never returns a secret.`,
-      auth: {},
+      auth: USER_TOKEN_ONLY,
       success: { 200: { description: 'Your endpoints.', schema: Type.Object({ webhooks: Type.Array(Endpoint, { maxItems: MAX_ENDPOINTS_PER_USER }) }, { additionalProperties: false }) } },
     }),
     handler: async (request) => ({ webhooks: (await webhooks.list(owner(request))).map(endpointJson) }),
@@ -147,7 +147,7 @@ export function webhookRoutes(app: Http, webhooks: WebhookService): void {
       tags,
       summary: 'List the event types an endpoint may receive',
       description: `${USER_ONLY} Every type of the audit log (docs/audit-log.md).`,
-      auth: {},
+      auth: USER_TOKEN_ONLY,
       success: { 200: { description: 'The event types.', schema: Type.Object({ event_types: EventTypes }, { additionalProperties: false }) } },
     }),
     handler: async () => ({ event_types: [...WEBHOOK_EVENT_TYPES] }),
@@ -160,7 +160,7 @@ export function webhookRoutes(app: Http, webhooks: WebhookService): void {
       tags,
       summary: 'Read one of your webhook endpoints',
       description: `${USER_ONLY} Someone else's endpoint is 404, like one that does not exist.`,
-      auth: {},
+      auth: USER_TOKEN_ONLY,
       params: IdParams,
       success: { 200: { description: 'The endpoint, without its secret.', schema: Endpoint } },
     }),
@@ -174,7 +174,7 @@ export function webhookRoutes(app: Http, webhooks: WebhookService): void {
       tags,
       summary: 'Delete a webhook endpoint and its deliveries',
       description: `${USER_ONLY} Deliveries not yet made are dropped with it.`,
-      auth: {},
+      auth: USER_TOKEN_ONLY,
       params: IdParams,
       success: { 204: { description: 'Deleted.' } },
     }),
@@ -191,7 +191,7 @@ export function webhookRoutes(app: Http, webhooks: WebhookService): void {
       tags,
       summary: "List an endpoint's deliveries with their attempts, newest first",
       description: `${USER_ONLY} Page with \`next_cursor\`; it is null on the last page. Finished deliveries are kept 30 days.`,
-      auth: {},
+      auth: USER_TOKEN_ONLY,
       params: IdParams,
       querystring: DeliveriesQuery,
       success: {
@@ -217,7 +217,7 @@ export function webhookRoutes(app: Http, webhooks: WebhookService): void {
       tags,
       summary: 'Send a test delivery to an endpoint',
       description: `${USER_ONLY} Queues a \`${TEST_EVENT_TYPE}\` delivery, sent within seconds and retried like any other; follow it in the deliveries list. At most ${MAX_PENDING_TESTS} test deliveries per endpoint may be pending at once (409 \`conflict\` beyond).`,
-      auth: {},
+      auth: USER_TOKEN_ONLY,
       params: IdParams,
       problems: ['conflict'],
       success: { 202: { description: 'Queued.', schema: Type.Object({ delivery: DeliverySchema }, { additionalProperties: false }) } },

@@ -5,7 +5,7 @@ import { type Browser, type BrowserContext, type BrowserContextOptions, chromium
 import { createApp } from '../../src/app.js';
 import type { Clock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
-import { createServices } from '../../src/services.js';
+import { createServices } from '../../src/composition-root.js';
 import { PASSWORD } from '../helpers/api.js';
 import { tempDir } from '../helpers/app.js';
 
@@ -47,7 +47,7 @@ export async function serve(env: Record<string, string> = {}, clock?: Clock): Pr
   const app = await createApp(services, { logStream });
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   // As the server does (src/server.ts), so webhooks are sent; the maintenance sweeps stay off.
-  services.webhookDelivery.start();
+  services.background.start({ except: ['maintenance'] });
   return {
     url,
     logs,

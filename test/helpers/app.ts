@@ -6,7 +6,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { createApp } from '../../src/app.js';
 import type { Clock } from '../../src/clock.js';
 import { type Config, loadConfig } from '../../src/config.js';
-import { createServices, type Services } from '../../src/services.js';
+import { createServices, type Services } from '../../src/composition-root.js';
 import { freshPostgresDatabase } from './services.js';
 
 export interface TestApp {
@@ -52,6 +52,8 @@ export async function startTestApp(options: { env?: Record<string, string>; cloc
     // Rate limits are off unless a test turns them on: most tests sign up many users from one address.
     config = loadConfig({ DATABASE_URL: database, LOG_LEVEL: 'info', RATE_LIMITS: 'off', ...options.env });
     services = await createServices(config, options.clock ? { clock: options.clock } : {});
+    // Tests run the sweeps and webhook deliveries themselves (runOnce()), under their clock.
+    services.background.start({ except: ['maintenance', 'webhookDelivery'] });
   } catch (error) {
     await remove();
     throw error;

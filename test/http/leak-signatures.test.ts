@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateToken } from '../../src/tokens/format.js';
+import { generateToken } from '../../src/lib/token-format.js';
 import { createApiToken, expectInvalidToken, expectProblem, json, signup } from '../helpers/api.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { TestClock } from '../helpers/clock.js';

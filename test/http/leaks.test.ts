@@ -1,7 +1,7 @@
 import { crc32 } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChangeStore } from '../../src/changes/store.js';
-import { generateToken } from '../../src/tokens/format.js';
+import { generateToken } from '../../src/lib/token-format.js';
 import { createApiToken, expectInvalidToken, expectProblem, flip, json, registerApp, signup, type TestUser } from '../helpers/api.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { openEvents } from '../helpers/event-stream.js';

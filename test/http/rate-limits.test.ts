@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { generateToken } from '../../src/tokens/format.js';
+import { generateToken } from '../../src/lib/token-format.js';
 import { type TestApp, startTestApp } from '../helpers/app.js';
 import { bearer, createApiToken, expectProblem, json, PASSWORD, signup } from '../helpers/api.js';
 

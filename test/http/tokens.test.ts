@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tokenDigest } from '../../src/tokens/format.js';
+import { tokenDigest } from '../../src/lib/token-format.js';
 import { type TestApp, startTestApp, tempDir } from '../helpers/app.js';
 import { TestClock } from '../helpers/clock.js';
 import { createApiToken, expectInvalidToken, expectProblem, json, registerApp, signup, type TestUser } from '../helpers/api.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateToken } from '../../src/tokens/format.js';
+import { generateToken } from '../../src/lib/token-format.js';
 import { createApiToken, expectInsufficientScope, expectProblem, expectUnauthorized, json, registerApp, signup, type TestUser } from '../helpers/api.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROBLEMS } from '../../src/errors.js';
-import { generateToken, tokenDigest } from '../../src/tokens/format.js';
+import { generateToken, tokenDigest } from '../../src/lib/token-format.js';
 import { type TestApp, startTestApp } from '../helpers/app.js';
 import { bearer, createApiToken, flip, json, login, registerApp, signup, type TestUser } from '../helpers/api.js';
 

@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateToken } from '../../src/tokens/format.js';
+import { generateToken } from '../../src/lib/token-format.js';
 import { type TestApp, startTestApp } from '../helpers/app.js';
 import { bearer, createApiToken, expectInvalidToken, expectProblem, flip, json, registerApp, signup, type TestUser } from '../helpers/api.js';
 import { TestClock } from '../helpers/clock.js';

@@ -1,6 +1,6 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateToken, tokenDigest } from '../../src/tokens/format.js';
+import { generateToken, tokenDigest } from '../../src/lib/token-format.js';
 import type { TestApp } from '../helpers/app.js';
 import { bearer, createApiToken, expectInsufficientScope, flip, json, login, registerApp, signup, type TestUser } from '../helpers/api.js';
 import type { TestClock } from '../helpers/clock.js';

@@ -9,9 +9,9 @@ import { migrateToLatest } from '../../src/db/migrate.js';
 import { up } from '../../src/db/migrations/0009_nfc_emails.js';
 import { up as up0010 } from '../../src/db/migrations/0010_client_addresses.js';
 import type { KeyStore } from '../../src/keys/store.js';
-import type { SessionStore } from '../../src/sessions/store.js';
+import type { SessionStore } from '../../src/account/session-store.js';
 import type { TokenStore } from '../../src/tokens/store.js';
-import type { UserStore } from '../../src/users/store.js';
+import type { UserStore } from '../../src/account/user-store.js';
 import { at, insertUser, newToken, openStores, type StoreHarness } from './fixture.js';
 
 export type { StoreHarness } from './fixture.js';

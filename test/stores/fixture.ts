@@ -6,11 +6,11 @@ import { ChangeStore } from '../../src/changes/store.js';
 import type { Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { KeyStore } from '../../src/keys/store.js';
-import { ServiceCredentialStore } from '../../src/services/store.js';
-import { SessionStore } from '../../src/sessions/store.js';
+import { ServiceCredentialStore } from '../../src/service-credentials/store.js';
+import { SessionStore } from '../../src/account/session-store.js';
 import { TokenLifecycleStore } from '../../src/tokens/lifecycle-store.js';
 import { type NewToken, TokenStore } from '../../src/tokens/store.js';
-import { UserStore } from '../../src/users/store.js';
+import { UserStore } from '../../src/account/user-store.js';
 import { WebhookQueue } from '../../src/webhooks/queue.js';
 import { WebhookStore } from '../../src/webhooks/store.js';
 

@@ -4,8 +4,8 @@ import { auditEvent, SYSTEM_CONTEXT } from '../../src/audit/events.js';
 import type { AuditStore } from '../../src/audit/store.js';
 import type { ChangeStore } from '../../src/changes/store.js';
 import type { Database } from '../../src/db/database.js';
-import type { SessionStore } from '../../src/sessions/store.js';
-import type { UserStore } from '../../src/users/store.js';
+import type { SessionStore } from '../../src/account/session-store.js';
+import type { UserStore } from '../../src/account/user-store.js';
 import { at, insertUser, openStores, type StoreHarness } from './fixture.js';
 
 /** The account part of the session store (who, where, last use, ending them), on every dialect. */

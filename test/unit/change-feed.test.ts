@@ -7,8 +7,8 @@ import { type ChangeSource, redisSource, sqliteSource } from '../../src/changes/
 import { ChangeStore } from '../../src/changes/store.js';
 import { type Database, openDatabase } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { SessionStore } from '../../src/sessions/store.js';
-import { UserStore } from '../../src/users/store.js';
+import { SessionStore } from '../../src/account/session-store.js';
+import { UserStore } from '../../src/account/user-store.js';
 import { tempDir } from '../helpers/app.js';
 import { REDIS_URL, redisAvailable, uniquePrefix } from '../helpers/services.js';
 

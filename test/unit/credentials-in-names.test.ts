@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ProblemError } from '../../src/errors.js';
 import { cleanLabel, cleanText, holdsCredential } from '../../src/lib/text.js';
-import { generateToken, holdsTokenBody, type OpaqueKind } from '../../src/tokens/format.js';
+import { generateToken, holdsTokenBody, type OpaqueKind } from '../../src/lib/token-format.js';
 import { checkWebhookUrl } from '../../src/webhooks/addresses.js';
 import { flip } from '../helpers/api.js';
 

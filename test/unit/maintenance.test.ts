@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ChangeStore } from '../../src/changes/store.js';
 import { Maintenance } from '../../src/maintenance/runner.js';
 import { SESSION_GRACE_MS } from '../../src/maintenance/sweeps.js';
-import { SessionStore } from '../../src/sessions/store.js';
+import { SessionStore } from '../../src/account/session-store.js';
 import { createApiToken, json, login, signup } from '../helpers/api.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { TestClock } from '../helpers/clock.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { PasswordHasher, paddingMs } from '../../src/users/hasher.js';
+import { PasswordHasher, paddingMs } from '../../src/account/password-hasher.js';
 
 const { argon2 } = loadConfig({}).passwords;
 

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { checkPassword, loadBlocklist, normalizePassword, readBlocklist } from '../../src/users/password-policy.js';
+import { checkPassword, loadBlocklist, normalizePassword, readBlocklist } from '../../src/account/password-policy.js';
 
 const blocklist = loadBlocklist();
 const context = { minLength: 15, blocklist, email: 'ada@example.com', username: 'ada_lovelace' };

@@ -2,7 +2,7 @@ import { type DestinationStream, pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { loggerOptions, logRequest } from '../../src/http/logging.js';
 import { cutLength, redactEcho, redactQuoted, redactSecretParams, redactSecrets, redactStart } from '../../src/lib/redact.js';
-import { generateToken } from '../../src/tokens/format.js';
+import { generateToken } from '../../src/lib/token-format.js';
 
 /** `text` in full-width letters, digits and underscores (`ｒｚ＿…`): NFKC gives it back. */
 const fullWidth = (text: string): string => text.replace(/[0-9A-Za-z_]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0));

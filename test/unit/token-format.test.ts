@@ -1,6 +1,6 @@
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { generateToken, tokenDigest, tokenHint, tokenKind } from '../../src/tokens/format.js';
+import { generateToken, tokenDigest, tokenHint, tokenKind } from '../../src/lib/token-format.js';
 import { flip } from '../helpers/api.js';
 
 describe('token format', () => {

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { generateToken } from '../../../src/tokens/format.js';
+import { generateToken } from '../../../src/lib/token-format.js';
 import type { Caller } from '../src/index.js';
 import { closeAll, type Handler, json, openStream, served, verifierOf } from './fake-upstream.js';
 import { until } from './rz-auth.js';

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { generateToken } from '../../../src/tokens/format.js';
+import { generateToken } from '../../../src/lib/token-format.js';
 import type { Verifier, VerifierOptions } from '../src/index.js';
 import { closeAll, type Fake, json, openStream, served, verifierOf as baseVerifier } from './fake-upstream.js';
 import { until } from './rz-auth.js';

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { generateKeyPair, SignJWT } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadSqlite } from '../../../src/db/database.js';
-import { generateToken } from '../../../src/tokens/format.js';
+import { generateToken } from '../../../src/lib/token-format.js';
 import { openEvents } from '../../../test/helpers/event-stream.js';
 import { request, runCli } from '../../../test/helpers/server-process.js';
 import { createVerifier, type Verifier, VerifyError } from '../src/index.js';

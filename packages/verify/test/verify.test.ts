@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { generateToken } from '../../../src/tokens/format.js';
+import { generateToken } from '../../../src/lib/token-format.js';
 import { request, runCli } from '../../../test/helpers/server-process.js';
 import { type Caller, createVerifier, type Verifier, VerifyError } from '../src/index.js';
 import { type Account, apiToken, appToken, login, PASSWORD, refusedSoon, type RzAuth, serviceToken, signup, startRzAuth, verifierOf } from './rz-auth.js';

@@ -8,7 +8,7 @@ interface UsersOnly {
 const PAGE = 500;
 
 /**
- * Emails are compared in Unicode NFC from this migration on (`normalizeEmail` in users/service.ts),
+ * Emails are compared in Unicode NFC from this migration on (`normalizeEmail` in account/user-service.ts),
  * so the stored ones that are not are rewritten, or their accounts could no longer log in. Only
  * emails with a character outside printable ASCII can change; they are read in pages by id. An
  * email whose NFC form another account already holds is left as it is: two accounts made for one

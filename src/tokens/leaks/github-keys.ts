@@ -1,5 +1,5 @@
 import { createPublicKey, type KeyObject, verify } from 'node:crypto';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../../clock.js';
 
 /** How long fetched keys are trusted before they are fetched again. */
 const TTL_MS = 60 * 60_000;

@@ -1,13 +1,14 @@
 import type { Redis } from 'ioredis';
 import { AppService } from './apps/service.js';
 import { RefusalRecorder } from './audit/refusals.js';
+import { Background } from './background.js';
 import { AuditLog } from './audit/service.js';
 import { AuditStore } from './audit/store.js';
 import { AppStore } from './apps/store.js';
 import { Authenticator } from './auth/authenticator.js';
 import { UserTokens } from './auth/jwt.js';
 import { Introspector } from './auth/introspection.js';
-import { AccountService } from './auth/service.js';
+import { AccountService } from './account/service.js';
 import { ChangeFeed } from './changes/feed.js';
 import { type ChangeSource, postgresSource, redisSource, sqliteSource } from './changes/sources.js';
 import { ChangeStore } from './changes/store.js';
@@ -21,32 +22,36 @@ import { KeyRing } from './keys/service.js';
 import { RateLimiter } from './ratelimit/limiter.js';
 import { checkDatabase, connectRedis, redisReady } from './ratelimit/redis.js';
 import { KeyStore } from './keys/store.js';
-import { GitHubKeys } from './leaks/github-keys.js';
-import { LeakResponse } from './leaks/service.js';
+import { GitHubKeys } from './tokens/leaks/github-keys.js';
+import { LeakResponse } from './tokens/leaks/service.js';
 import { LastUseRecorder } from './lib/last-use.js';
 import { Periodic } from './lib/periodic.js';
 import { Sealer } from './lib/sealed.js';
 import { Maintenance } from './maintenance/runner.js';
 import { expiredSessions, MAINTENANCE_INTERVAL_MS, oldAuditEvents, oldChanges, oldDeliveries } from './maintenance/sweeps.js';
 import { ScopeCatalogue } from './scopes/catalogue.js';
-import { ServiceCredentials } from './services/service.js';
-import { ServiceCredentialStore } from './services/store.js';
-import { AccountSecurity } from './sessions/service.js';
-import { SessionStore } from './sessions/store.js';
+import { ServiceCredentials } from './service-credentials/service.js';
+import { ServiceCredentialStore } from './service-credentials/store.js';
+import { AccountSecurity } from './account/security-service.js';
+import { SessionStore } from './account/session-store.js';
 import { TokenLifecycle } from './tokens/lifecycle.js';
 import { TokenLifecycleStore } from './tokens/lifecycle-store.js';
 import { TokenService } from './tokens/service.js';
 import { endedGraces, endedLifetimes, expiringTokens, idleTokens } from './tokens/sweeps.js';
 import { TokenStore } from './tokens/store.js';
 import { UsageRecorder } from './tokens/usage.js';
-import { PasswordHasher } from './users/hasher.js';
-import { loadBlocklist } from './users/password-policy.js';
-import { UserService } from './users/service.js';
-import { UserStore } from './users/store.js';
+import { PasswordHasher } from './account/password-hasher.js';
+import { loadBlocklist } from './account/password-policy.js';
+import { UserService } from './account/user-service.js';
+import { UserStore } from './account/user-store.js';
 import { createWebhooks, type WebhookDelivery } from './webhooks/runner.js';
 import type { WebhookService } from './webhooks/service.js';
 
-/** Everything the HTTP layer and the CLI call. Built once per process from the configuration. */
+/**
+ * Everything the HTTP layer and the CLI call, built once per process from the configuration by
+ * {@link createServices}: this module is the composition root, the one place that constructs the
+ * stores, services and background loops and hands each its dependencies.
+ */
 export interface Services {
   readonly config: Config;
   readonly clock: Clock;
@@ -77,11 +82,13 @@ export interface Services {
   readonly feed: ChangeFeed;
   /** The event streams of the platform's services (GET /api/events), fed by {@link feed}. */
   readonly events: EventHub;
-  /** Periodic clean-ups: the server starts them, {@link close} stops them. */
+  /** Every background loop, in one place: the server starts them, {@link close} stops them, the CLI never starts them. */
+  readonly background: Background;
+  /** Periodic clean-ups, one of the {@link background} loops; tests run a round with `runOnce()`. */
   readonly maintenance: Maintenance;
   /** Webhook endpoints: users' own (API) and the operator's (CLI). */
   readonly webhooks: WebhookService;
-  /** Dispatching and sending webhooks: the server starts it, {@link close} stops it; the CLI never runs it. */
+  /** Dispatching and sending webhooks, one of the {@link background} loops; tests run a round with `runOnce()`. */
   readonly webhookDelivery: WebhookDelivery;
   readonly rateLimiter: RateLimiter;
   /** The shared Redis connection, when REDIS_URL is set. */
@@ -152,7 +159,6 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   }
   // Changes whose announcement was lost are still in the log: every instance reads it this often.
   const polling = new Periodic(config.changes.pollMs, () => feed.poll(), feedError);
-  polling.start();
 
   // Tokens signed by a retired key stay verifiable for one token lifetime plus a minute of skew.
   const keys = new KeyRing(new KeyStore(db, sealer), feed, clock, (config.jwt.ttlSeconds + 60) * 1000);
@@ -162,11 +168,8 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   const { passwords } = config;
   const hasher = await PasswordHasher.create(passwords.argon2, passwords.hashConcurrency, passwords.hashQueueLimit);
   const usage = new UsageRecorder(tokenStore, config.usageFlushMs, (error) => onError(error, 'last-used flush'));
-  usage.start();
   const sessionUsage = new LastUseRecorder((uses) => sessionStore.recordUsage(uses), config.usageFlushMs, (error) => onError(error, 'session last-used flush'));
-  sessionUsage.start();
   const refusals = new RefusalRecorder((events) => audit.record(events), (error) => onError(error, 'token refusals'));
-  refusals.start();
 
   const users = new UserService(userStore, hasher, feed, clock, { minLength: passwords.minLength, blocklist: loadBlocklist() });
   const serviceStore = new ServiceCredentialStore(db);
@@ -198,6 +201,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     MAINTENANCE_INTERVAL_MS,
     onError,
   );
+  const background = new Background({ changePolling: polling, tokenUsage: usage, sessionUsage, refusals, maintenance, webhookDelivery: webhooks.delivery });
 
   return {
     config,
@@ -230,6 +234,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     introspector: new Introspector(authenticator, config.jwt.issuer),
     feed,
     events,
+    background,
     maintenance,
     webhooks: webhooks.service,
     webhookDelivery: webhooks.delivery,
@@ -237,12 +242,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     redis,
     async close() {
       events.stop();
-      await maintenance.stop();
-      await webhooks.delivery.stop();
-      await polling.stop();
-      await usage.stop();
-      await sessionUsage.stop();
-      await refusals.stop();
+      await background.stop();
       await redis?.quit().catch(() => redis.disconnect());
       await database.close();
     },

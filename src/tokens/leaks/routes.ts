@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox';
-import { contextOf } from '../api/context.js';
-import { operation } from '../api/operation.js';
-import type { Http } from '../api/route.js';
+import { contextOf } from '../../api/context.js';
+import { operation } from '../../api/operation.js';
+import type { Http } from '../../api/route.js';
 import { tokenFormats } from './formats.js';
 import { type LeakResponse, wellFormed } from './service.js';
 

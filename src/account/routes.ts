@@ -3,9 +3,9 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
-import { type Http, principalOf } from '../api/route.js';
+import { type Http, principalOf, USER_TOKEN_ONLY } from '../api/route.js';
 import { UserSummary } from '../api/schemas.js';
-import { COMPACT_JWS, MAX_JWT_LENGTH } from './jwt.js';
+import { COMPACT_JWS, MAX_JWT_LENGTH } from '../auth/jwt.js';
 import type { AccountService, ClientInfo, SessionGrant } from './service.js';
 
 /*
@@ -93,7 +93,7 @@ export function authRoutes(app: Http, accounts: AccountService, clientAddress: (
       tags: ['auth'],
       summary: 'Log out: revoke the session behind this user token',
       description: 'The user token stops working on the next request, on every instance. API and app tokens cannot log out (403).',
-      auth: {},
+      auth: USER_TOKEN_ONLY,
       success: { 204: { description: 'Logged out.' } },
     }),
     handler: async (request, reply) => {

@@ -1,4 +1,4 @@
-import { ALPHABET, BODY_LENGTH, CHECKSUM_LENGTH, type OpaqueKind, PREFIX } from '../tokens/format.js';
+import { ALPHABET, BODY_LENGTH, CHECKSUM_LENGTH, type OpaqueKind, PREFIX } from '../../lib/token-format.js';
 
 const TYPES: Readonly<Record<OpaqueKind, 'api_token' | 'app_token' | 'service_credential'>> = { api: 'api_token', app: 'app_token', service: 'service_credential' };
 

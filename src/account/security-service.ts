@@ -5,11 +5,11 @@ import { type Clock, iso } from '../clock.js';
 import { invalidToken, notFound, ProblemError, validationFailed } from '../errors.js';
 import { isUuid } from '../lib/ids.js';
 import type { LastUseRecorder } from '../lib/last-use.js';
-import type { PasswordHasher } from '../users/hasher.js';
-import { MAX_PASSWORD_BYTES, normalizePassword } from '../users/password-policy.js';
-import type { UserService } from '../users/service.js';
-import type { UserStore, UserWithHash } from '../users/store.js';
-import type { SessionStore } from './store.js';
+import type { PasswordHasher } from './password-hasher.js';
+import { MAX_PASSWORD_BYTES, normalizePassword } from './password-policy.js';
+import type { UserService } from './user-service.js';
+import type { UserStore, UserWithHash } from './user-store.js';
+import type { SessionStore } from './session-store.js';
 
 /** A session as its owner sees it in the list. */
 export interface SessionView {

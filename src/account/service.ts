@@ -5,13 +5,13 @@ import type { ChangeFeed } from '../changes/feed.js';
 import { type Clock, iso } from '../clock.js';
 import { ProblemError } from '../errors.js';
 import { cleanUserAgent } from '../lib/user-agent.js';
-import type { SessionStore } from '../sessions/store.js';
-import type { PasswordHasher } from '../users/hasher.js';
-import { MAX_PASSWORD_BYTES, normalizePassword } from '../users/password-policy.js';
-import { isAccountEmail, type NewUserInput, normalizeEmail, type UserService } from '../users/service.js';
-import type { User, UserStore } from '../users/store.js';
-import type { UserTokens } from './jwt.js';
-import type { Principal } from './principal.js';
+import type { SessionStore } from './session-store.js';
+import type { PasswordHasher } from './password-hasher.js';
+import { MAX_PASSWORD_BYTES, normalizePassword } from './password-policy.js';
+import { isAccountEmail, type NewUserInput, normalizeEmail, type UserService } from './user-service.js';
+import type { User, UserStore } from './user-store.js';
+import type { UserTokens } from '../auth/jwt.js';
+import type { Principal } from '../auth/principal.js';
 
 /** What signup and login return: a user token and who it is for. */
 export interface SessionGrant {

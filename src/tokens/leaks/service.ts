@@ -1,10 +1,10 @@
-import { auditEvent, type Details, type RequestContext } from '../audit/events.js';
-import type { ChangeFeed } from '../changes/feed.js';
-import { type Clock, iso } from '../clock.js';
-import type { ServiceCredential, ServiceCredentialStore } from '../services/store.js';
-import { type OpaqueKind, tokenDigest, tokenKind } from '../tokens/format.js';
-import { tokenDetails } from '../tokens/service.js';
-import type { TokenLookup, TokenStore } from '../tokens/store.js';
+import { auditEvent, type Details, type RequestContext } from '../../audit/events.js';
+import type { ChangeFeed } from '../../changes/feed.js';
+import { type Clock, iso } from '../../clock.js';
+import type { ServiceCredential, ServiceCredentialStore } from '../../service-credentials/store.js';
+import { type OpaqueKind, tokenDigest, tokenKind } from '../../lib/token-format.js';
+import { tokenDetails } from '../service.js';
+import type { TokenLookup, TokenStore } from '../store.js';
 import type { GitHubKeys, GitHubSignature } from './github-keys.js';
 
 /** How a report arrived: a list of strings, or GitHub secret scanning's array of matches. */

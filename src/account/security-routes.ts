@@ -1,10 +1,10 @@
 import { Type } from 'typebox';
 import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
-import { type Http, principalOf } from '../api/route.js';
+import { type Http, principalOf, USER_TOKEN_ONLY } from '../api/route.js';
 import { IdParams, NullableTimestamp, Timestamp, Uuid } from '../api/schemas.js';
 import { MAX_USER_AGENT } from '../lib/user-agent.js';
-import type { AccountSecurity, SessionView } from './service.js';
+import type { AccountSecurity, SessionView } from './security-service.js';
 
 /** What a password field accepts: the policy (checked by the service) bounds it far below this. */
 const Password = Type.String({ maxLength: 4096, examples: ['correct horse battery staple'] });
@@ -56,9 +56,6 @@ const toItem = (s: SessionView) => ({
   current: s.current,
 });
 
-/** Only a user token: an API or app token can never act on the account itself (403). */
-const USER_ONLY = {};
-
 /** The signed-in user's password, sessions and account (contract §8, Accounts). */
 export function sessionRoutes(app: Http, security: AccountSecurity): void {
   app.post('/api/auth/password', {
@@ -69,7 +66,7 @@ export function sessionRoutes(app: Http, security: AccountSecurity): void {
       summary: 'Change the password and end every other session',
       description:
         'Needs the current password. Every other session of the user ends at once, on every instance; this one stays. Each attempt counts against the login limits (per address and per the account\'s email); a wrong password is 401 `invalid_credentials`.',
-      auth: USER_ONLY,
+      auth: USER_TOKEN_ONLY,
       rateLimit: 'password',
       body: PasswordChange,
       success: { 204: { description: 'Changed; the other sessions have ended.' } },
@@ -88,7 +85,7 @@ export function sessionRoutes(app: Http, security: AccountSecurity): void {
       tags: ['account'],
       summary: 'List the active sessions of the user',
       description: 'One per login or signup that has not ended or expired, newest first; `current` marks the one asking.',
-      auth: USER_ONLY,
+      auth: USER_TOKEN_ONLY,
       success: { 200: { description: 'The sessions.', schema: SessionList } },
     }),
     handler: async (request) => ({ sessions: (await security.list(principalOf(request))).map(toItem) }),
@@ -101,7 +98,7 @@ export function sessionRoutes(app: Http, security: AccountSecurity): void {
       tags: ['account'],
       summary: 'End one session of the user',
       description: 'Its user token is refused from the next request on, on every instance. Ending the current session is logging out. Unknown, ended or another user\'s session: 404.',
-      auth: USER_ONLY,
+      auth: USER_TOKEN_ONLY,
       params: IdParams,
       success: { 204: { description: 'Ended.' } },
     }),
@@ -118,7 +115,7 @@ export function sessionRoutes(app: Http, security: AccountSecurity): void {
       tags: ['account'],
       summary: 'End every session of the user but this one',
       description: 'Their user tokens are refused from the next request on, on every instance.',
-      auth: USER_ONLY,
+      auth: USER_TOKEN_ONLY,
       success: { 204: { description: 'Every other session has ended.' } },
     }),
     handler: async (request, reply) => {
@@ -135,7 +132,7 @@ export function sessionRoutes(app: Http, security: AccountSecurity): void {
       summary: 'Delete the account',
       description:
         'Needs the password. The user, their API tokens, apps, app tokens and sessions are deleted; every token of theirs is refused from the next request on, on every instance. The email and username become free again. Each attempt counts against the login limits.',
-      auth: USER_ONLY,
+      auth: USER_TOKEN_ONLY,
       rateLimit: 'password',
       body: PasswordConfirmation,
       success: { 204: { description: 'Deleted.' } },

@@ -4,9 +4,9 @@ import type { ChangeFeed } from '../changes/feed.js';
 import { type Clock, iso } from '../clock.js';
 import { conflict, type FieldError, validationFailed } from '../errors.js';
 import { isUniqueViolation } from '../db/dialect.js';
-import type { PasswordHasher } from './hasher.js';
+import type { PasswordHasher } from './password-hasher.js';
 import { checkPassword, normalizePassword } from './password-policy.js';
-import type { User, UserStore } from './store.js';
+import type { User, UserStore } from './user-store.js';
 
 export interface NewUserInput {
   readonly email: string;

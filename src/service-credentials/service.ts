@@ -5,7 +5,7 @@ import { type Clock, iso } from '../clock.js';
 import { validationFailed } from '../errors.js';
 import { isUuid } from '../lib/ids.js';
 import { cleanLabel } from '../lib/text.js';
-import { generateToken, tokenDigest, tokenHint } from '../tokens/format.js';
+import { generateToken, tokenDigest, tokenHint } from '../lib/token-format.js';
 import type { ServiceCredential, ServiceCredentialStore } from './store.js';
 
 /** A new credential: its value, shown once, and what is stored. */
