@@ -1,5 +1,6 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { chunksOf, discard, type Fetch, fetchUntil } from './bounded.js';
+import { CredentialRefused, refusesCredential } from './errors.js';
 
 export interface EventFeedOptions {
   readonly base: string;
@@ -144,6 +145,7 @@ export class EventFeed {
       return res.body;
     }
     discard(res);
+    if (refusesCredential(res.status) && !res.redirected) throw new CredentialRefused('GET /api/events', res.status);
     if (res.status === 400 && this.lastEventId !== undefined) {
       // rz-auth refuses an id it cannot read: start over without one, as after a reset (the caches
       // were dropped when the stream went down, and nothing is cached until it is up again).

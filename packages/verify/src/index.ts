@@ -1,5 +1,6 @@
 export type { Caller } from './caller.js';
 export { createVerifier, type Verifier } from './create.js';
+export type { Logger } from './credential.js';
 export { VerifyError, type VerifyErrorCode } from './errors.js';
 export type { Middleware } from './express.js';
 export type { FastifyPlugin, RouteAuth } from './fastify.js';

@@ -1,5 +1,6 @@
 import { QUOTABLE } from './errors.js';
 import type { Fetch } from './bounded.js';
+import type { Logger } from './credential.js';
 
 export interface VerifierOptions {
   /** rz-auth's base URL, e.g. `https://auth.example.com` (no trailing path). */
@@ -28,6 +29,8 @@ export interface VerifierOptions {
   readonly fetch?: Fetch;
   /** Told of each failure of the event stream (while it is down, nothing is cached). */
   readonly onStreamError?: (error: unknown) => void;
+  /** Told, once until it is accepted again, that rz-auth refuses this service's credential. Default `console`. */
+  readonly logger?: Logger;
 }
 
 export type Settings = Required<Omit<VerifierOptions, 'onStreamError'>> & Pick<VerifierOptions, 'onStreamError'>;
@@ -49,6 +52,12 @@ const duration = (name: string, value: number | undefined, fallback: number): nu
 function optionalFunction<T>(name: string, value: T | undefined): T | undefined {
   if (value !== undefined && typeof value !== 'function') throw new TypeError(`createVerifier: ${name} must be a function`);
   return value;
+}
+
+function loggerOf(logger: Logger | undefined): Logger {
+  if (logger === undefined) return console;
+  if (typeof logger !== 'object' || logger === null || typeof logger.error !== 'function') throw new TypeError('createVerifier: logger must have an error(message) method');
+  return logger;
 }
 
 /** The options with their defaults, checked once: a bad one throws naming it. */
@@ -80,5 +89,6 @@ export function settingsOf(options: VerifierOptions): Settings {
     reconnectMaxMs: duration('reconnectMaxMs', options.reconnectMaxMs, 10_000),
     fetch: optionalFunction('fetch', options.fetch) ?? globalThis.fetch,
     onStreamError: optionalFunction('onStreamError', options.onStreamError),
+    logger: loggerOf(options.logger),
   };
 }

@@ -1,7 +1,8 @@
 import type { EventSourceMessage } from 'eventsource-parser';
 import { CallerCache, RefusalCache } from './cache.js';
 import { type Caller, checkScopeNames, holds } from './caller.js';
-import { VerifyError } from './errors.js';
+import { CredentialWatch } from './credential.js';
+import { CredentialRefused, VerifyError } from './errors.js';
 import { EventFeed } from './events.js';
 import { parseAuthorization } from './header.js';
 import { invalidationOf } from './invalidation.js';
@@ -45,11 +46,13 @@ export class Engine implements VerifierCore {
   private readonly lookups = new Map<string, { readonly answer: Promise<Caller>; readonly generation: number }>();
   private readonly jwt: JwtVerifier;
   private readonly feed: EventFeed;
+  private readonly credential: CredentialWatch;
   private generation = 0;
 
   constructor(private readonly settings: Settings) {
     const { url, fetch, timeoutMs } = settings;
     this.cache = new CallerCache(settings.cacheMaxEntries, settings.cacheMaxAgeMs);
+    this.credential = new CredentialWatch(settings.logger);
     this.jwt = new JwtVerifier(url, { issuer: settings.issuer, audience: settings.audience, cooldownMs: settings.jwksCooldownMs, timeoutMs, fetch });
     this.feed = new EventFeed({
       base: url,
@@ -59,10 +62,13 @@ export class Engine implements VerifierCore {
       minDelayMs: settings.reconnectMinMs,
       maxDelayMs: settings.reconnectMaxMs,
       onEvent: (message) => this.onEvent(message),
-      onState: () => this.forgetAll(),
+      onState: (up) => {
+        if (up) this.credential.accepted();
+        this.forgetAll();
+      },
       onError: (error) => {
         try {
-          settings.onStreamError?.(error);
+          settings.onStreamError?.(error instanceof CredentialRefused ? this.failure(error) : error);
         } catch {
           // A throwing callback (a logger not ready) must not stop the stream or end the process.
         }
@@ -133,7 +139,7 @@ export class Engine implements VerifierCore {
   private async lookUp(token: string): Promise<Caller> {
     if (looksLikeJwt(token)) {
       const check = await this.jwt.verify(token);
-      if ('unavailable' in check) throw this.error('unavailable', check.unavailable);
+      if ('unavailable' in check) throw this.failure(check.unavailable);
       if (!check.valid) throw this.error('invalid_token');
       const caller = await this.introspected(token);
       if (caller.tokenType !== 'user' || caller.userId !== check.claims.sub || caller.tokenId !== check.claims.sid) throw this.error('invalid_token');
@@ -152,7 +158,8 @@ export class Engine implements VerifierCore {
   private async introspected(token: string): Promise<Caller> {
     const { url, serviceToken, timeoutMs, fetch } = this.settings;
     const answer = await introspect(fetch, url, serviceToken, token, timeoutMs);
-    if ('unavailable' in answer) throw this.error('unavailable', answer.unavailable);
+    if ('unavailable' in answer) throw this.failure(answer.unavailable);
+    this.credential.accepted();
     if (!answer.active) throw this.error('invalid_token');
     // Active but expired is a no: taking it even once would serve an expired token.
     if ((answer.caller.expiresAt?.getTime() ?? Infinity) <= Date.now()) throw this.error('invalid_token');
@@ -175,6 +182,13 @@ export class Engine implements VerifierCore {
     this.generation++;
     this.cache.apply({ kind: 'all', revoke: false });
     this.refusals.clear();
+  }
+
+  /** No answer from rz-auth: unreachable, or refusing this service's own credential (logged once). */
+  private failure(cause: unknown): VerifyError {
+    if (!(cause instanceof CredentialRefused)) return this.error('unavailable', cause);
+    this.credential.refusedBy(cause);
+    return this.error('service_credential_refused', cause);
   }
 
   private error(code: VerifyError['code'], cause?: unknown): VerifyError {
