@@ -56,6 +56,11 @@ export class EventHub {
     this.unsubscribe = feed.subscribe(this.onChange);
   }
 
+  /** How often every open stream gets a comment line, in milliseconds. */
+  get heartbeatMs(): number {
+    return this.options.heartbeatMs;
+  }
+
   /** How many streams are open, for tests and probes. */
   get size(): number {
     return this.streams.size;

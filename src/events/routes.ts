@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import { operation } from '../api/operation.js';
 import { type Http, serviceOf } from '../api/route.js';
+import { HEARTBEAT_HEADER } from './format.js';
 import type { EventHub, Resume } from './hub.js';
 
 const EventHeaders = Type.Object({
@@ -28,7 +29,7 @@ const DESCRIPTION = `Needs a service credential (\`rzs_\`). A stream (\`text/eve
 - \`keys.changed\` \`{}\`
 - \`reset\` \`{}\`: drop every cache (what happened cannot be told event by event).
 
-The stream opens with \`retry: 1000\` and, when it starts from now, \`id: <position>\` alone; a comment line comes at least every 15 s. Send \`Last-Event-ID\` to resume. At most \`EVENTS_STREAMS_PER_CREDENTIAL\` streams per credential per instance (429 past it); a client that stops reading is disconnected.`;
+The stream opens with \`retry: 1000\` and, when it starts from now, \`id: <position>\` alone; a comment line comes every \`EVENTS_HEARTBEAT_MS\` (5 s by default, at most 15 s), an interval the \`RZ-Heartbeat-Ms\` response header states: a client that hears no byte for longer (plus a margin) should take the connection as stalled, stop trusting what it keeps correct, and reconnect. Send \`Last-Event-ID\` to resume. At most \`EVENTS_STREAMS_PER_CREDENTIAL\` streams per credential per instance (429 past it); a client that stops reading is disconnected.`;
 
 /** rz-auth's event ids: whole numbers of at most 15 digits, so every one is a safe integer. */
 const EVENT_ID = /^[0-9]{1,15}$/;
@@ -88,6 +89,7 @@ export function eventRoutes(app: Http, hub: EventHub): void {
         .header('connection', 'close')
         // Proxies that buffer responses (nginx) would hold events back.
         .header('x-accel-buffering', 'no')
+        .header(HEARTBEAT_HEADER, String(hub.heartbeatMs))
         .send(stream.readable);
     },
   });

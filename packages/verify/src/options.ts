@@ -20,7 +20,10 @@ export interface VerifierOptions {
   readonly timeoutMs?: number;
   /** Least time between two JWKS fetches caused by an unknown key id. Default 30000. */
   readonly jwksCooldownMs?: number;
-  /** Silence after which the event stream counts as dead and is reopened. Default 45000 (rz-auth sends a comment at least every 15 s). */
+  /**
+   * Silence after which the event stream counts as dead and is reopened. Default 45000 (rz-auth
+   * sends a comment at least every 15 s); shorter when rz-auth states its heartbeat interval.
+   */
   readonly streamIdleTimeoutMs?: number;
   /** Backoff between reconnections of the event stream. Defaults 250 and 10000. */
   readonly reconnectMinMs?: number;
