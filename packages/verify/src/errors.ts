@@ -1,13 +1,23 @@
 /** Why a request was refused: each code has one HTTP status. */
-export type VerifyErrorCode = 'unauthorized' | 'invalid_request' | 'invalid_token' | 'insufficient_scope' | 'unavailable' | 'service_credential_refused';
+export type VerifyErrorCode =
+  | 'unauthorized'
+  | 'invalid_request'
+  | 'invalid_token'
+  | 'insufficient_scope'
+  | 'unavailable'
+  | 'service_credential_refused'
+  | 'rate_limited';
 
-const STATUS: Readonly<Record<VerifyErrorCode, 400 | 401 | 403 | 503>> = {
+type Status = 400 | 401 | 403 | 429 | 503;
+
+const STATUS: Readonly<Record<VerifyErrorCode, Status>> = {
   unauthorized: 401,
   invalid_request: 400,
   invalid_token: 401,
   insufficient_scope: 403,
   unavailable: 503,
   service_credential_refused: 503,
+  rate_limited: 429,
 };
 
 const MESSAGES: Readonly<Record<VerifyErrorCode, string>> = {
@@ -17,6 +27,7 @@ const MESSAGES: Readonly<Record<VerifyErrorCode, string>> = {
   insufficient_scope: 'The token is valid but does not allow this operation.',
   unavailable: 'The token cannot be checked: rz-auth is unreachable. Try again shortly.',
   service_credential_refused: 'The token cannot be checked: rz-auth refused this service\'s own credential. Try again later.',
+  rate_limited: 'Too many new tokens to check: try again after the time Retry-After gives.',
 };
 
 /**
@@ -24,17 +35,20 @@ const MESSAGES: Readonly<Record<VerifyErrorCode, string>> = {
  * `WWW-Authenticate` (absent for the 503s, which are no statement about the token).
  */
 export class VerifyError extends Error {
-  readonly status: 400 | 401 | 403 | 503;
+  readonly status: Status;
   readonly wwwAuthenticate: string | undefined;
+  /** Seconds to wait before trying again, for `rate_limited` (the `Retry-After` value). */
+  readonly retryAfter: number | undefined;
 
   constructor(
     readonly code: VerifyErrorCode,
     realm: string,
-    options: { scopes?: readonly string[]; cause?: unknown } = {},
+    options: { scopes?: readonly string[]; cause?: unknown; retryAfter?: number } = {},
   ) {
     super(MESSAGES[code], options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'VerifyError';
     this.status = STATUS[code];
+    this.retryAfter = options.retryAfter;
     this.wwwAuthenticate = challenge(code, realm, options.scopes);
   }
 }
@@ -44,7 +58,8 @@ export class VerifyError extends Error {
  * insufficient_scope. Realm and scope names are checked at creation to need no escaping.
  */
 function challenge(code: VerifyErrorCode, realm: string, scopes: readonly string[] | undefined): string | undefined {
-  if (code === 'unavailable' || code === 'service_credential_refused') return undefined;
+  // A 503 or a 429 is no statement about the token (RFC 6750 §3 defines no challenge for them).
+  if (code === 'unavailable' || code === 'service_credential_refused' || code === 'rate_limited') return undefined;
   if (code === 'unauthorized') return `Bearer realm="${realm}"`;
   const scope = code === 'insufficient_scope' && scopes ? `, scope="${scopes.join(' ')}"` : '';
   return `Bearer realm="${realm}", error="${code}"${scope}`;

@@ -1,3 +1,4 @@
+export type { LookupBudget } from './budget.js';
 export type { Caller } from './caller.js';
 export { createVerifier, type Verifier } from './create.js';
 export type { Logger } from './credential.js';

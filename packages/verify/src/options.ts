@@ -1,5 +1,6 @@
 import { QUOTABLE } from './errors.js';
 import type { Fetch } from './bounded.js';
+import type { LookupBudget } from './budget.js';
 import type { Logger } from './credential.js';
 
 export interface VerifierOptions {
@@ -32,6 +33,19 @@ export interface VerifierOptions {
   readonly fetch?: Fetch;
   /** Told of each failure of the event stream (while it is down, nothing is cached). */
   readonly onStreamError?: (error: unknown) => void;
+  /**
+   * Lookups (introspections of tokens not in the cache) one client address may cause, its IPv6 /64
+   * counting as one: a bucket of `burst`, refilled at `perSecond`; past it, 429 rate_limited.
+   * Applies whenever verify() is given the client's address, as the Fastify plugin and the
+   * middleware always do. Default `{ burst: 100, perSecond: 10 }`; `false` for none.
+   */
+  readonly lookupsPerAddress?: LookupBudget | false;
+  /**
+   * Lookups of tokens this verifier has never seen active, from every client together: part of the
+   * credential's RATE_LIMIT_SERVICE at rz-auth, so new tokens cannot spend what known callers need.
+   * Default `{ burst: 200, perSecond: 100 }`; `false` for none.
+   */
+  readonly firstSeenLookups?: LookupBudget | false;
   /** Told, once until it is accepted again, that rz-auth refuses this service's credential. Default `console`. */
   readonly logger?: Logger;
 }
@@ -55,6 +69,16 @@ const duration = (name: string, value: number | undefined, fallback: number): nu
 function optionalFunction<T>(name: string, value: T | undefined): T | undefined {
   if (value !== undefined && typeof value !== 'function') throw new TypeError(`createVerifier: ${name} must be a function`);
   return value;
+}
+
+function budgetOf(name: string, value: LookupBudget | false | undefined, fallback: LookupBudget): LookupBudget | false {
+  if (value === false) return false;
+  if (value === undefined) return fallback;
+  const { burst, perSecond } = value;
+  if (!Number.isSafeInteger(burst) || burst < 1 || typeof perSecond !== 'number' || !(perSecond > 0) || perSecond > 1e6) {
+    throw new TypeError(`createVerifier: ${name} must be false or { burst: a positive integer, perSecond: a positive number }`);
+  }
+  return Object.freeze({ burst, perSecond });
 }
 
 function loggerOf(logger: Logger | undefined): Logger {
@@ -93,5 +117,7 @@ export function settingsOf(options: VerifierOptions): Settings {
     fetch: optionalFunction('fetch', options.fetch) ?? globalThis.fetch,
     onStreamError: optionalFunction('onStreamError', options.onStreamError),
     logger: loggerOf(options.logger),
+    lookupsPerAddress: budgetOf('lookupsPerAddress', options.lookupsPerAddress, { burst: 100, perSecond: 10 }),
+    firstSeenLookups: budgetOf('firstSeenLookups', options.firstSeenLookups, { burst: 200, perSecond: 100 }),
   };
 }
