@@ -14,6 +14,8 @@ export interface RefusedToken {
 export const REFUSAL_INTERVAL_MS = 60_000;
 /** Tokens counted between two writes; refusals of further tokens wait for the next interval. */
 const MAX_TOKENS = 10_000;
+/** First refusals written at once at most; a burst of more joins the batch. */
+const MAX_WRITING = 100;
 
 interface Pending {
   readonly token: RefusedToken;
@@ -24,26 +26,59 @@ interface Pending {
 }
 
 /**
- * Records `token.refused` without a write per refused request: a token presented from outside its
- * allow-list a thousand times a minute is one event a minute, with the count, the first time and
- * address, and the last time. Refusals are only counted in memory on the request path; the events
- * are written in the background, every {@link REFUSAL_INTERVAL_MS}, and at shutdown. Memory is
- * bounded by {@link MAX_TOKENS}: a refusal of a token beyond it is not recorded.
+ * Records `token.refused` without a write per refused request. The first refusal of a token is
+ * written at once, since it is the one its owner must hear of (a leaked token tried from elsewhere);
+ * the ones that follow are counted in memory and written in the background every
+ * {@link REFUSAL_INTERVAL_MS}, and at shutdown: a token presented from outside its allow-list a
+ * thousand times a minute is one event a minute, with the count, the first time and address, and
+ * the last time. A token not refused for a whole interval is first again. Memory is bounded by
+ * {@link MAX_TOKENS}: a refusal of a token beyond it is not recorded.
  */
 export class RefusalRecorder extends WriteBehind<Pending> {
-  constructor(write: (events: readonly AuditEvent[]) => Promise<void>, onError: (error: unknown) => void, intervalMs = REFUSAL_INTERVAL_MS) {
-    super((batch) => write([...batch.values()].map(toEvent)), null, intervalMs, onError);
+  /** Tokens refused in this interval and the one before: their next refusal is no longer news. */
+  private recent = new Set<string>();
+  private before = new Set<string>();
+  /** First refusals being written: a flush (and shutdown) waits for them. */
+  private readonly writing = new Set<Promise<void>>();
+
+  constructor(
+    private readonly writeEvents: (events: readonly AuditEvent[]) => Promise<void>,
+    private readonly reportError: (error: unknown) => void,
+    intervalMs = REFUSAL_INTERVAL_MS,
+  ) {
+    super((batch) => writeEvents([...batch.values()].map(toEvent)), null, intervalMs, reportError);
   }
 
-  /** Counts one refused request: constant work, no I/O. */
+  /** Counts one refused request: constant work; the first refusal of a token starts its write. */
   note(token: RefusedToken, address: string, now: number): void {
-    const entry = this.pending.get(token.tokenId);
+    const id = token.tokenId;
+    const entry = this.pending.get(id);
     if (entry) {
       entry.count++;
       entry.lastAt = Math.max(entry.lastAt, now);
-    } else if (this.pending.size < MAX_TOKENS) {
-      this.pending.set(token.tokenId, { token, address, firstAt: now, lastAt: now, count: 1 });
+      return;
     }
+    if (!this.recent.has(id) && this.recent.size >= MAX_TOKENS) return;
+    // Past MAX_WRITING first refusals in flight (a burst), the rest wait for the batch.
+    const first = !this.recent.has(id) && !this.before.has(id) && this.writing.size < MAX_WRITING;
+    this.recent.add(id);
+    const refused: Pending = { token, address, firstAt: now, lastAt: now, count: 1 };
+    if (first) this.writeFirst(refused);
+    else if (this.pending.size < MAX_TOKENS) this.pending.set(id, refused);
+  }
+
+  override async flush(): Promise<void> {
+    await Promise.all(this.writing);
+    this.before = this.recent;
+    this.recent = new Set();
+    return super.flush();
+  }
+
+  /** Written apart from the batch; a failure is reported and dropped, as a failed batch is. */
+  private writeFirst(refused: Pending): void {
+    const write = this.writeEvents([toEvent(refused)]).catch(this.reportError);
+    this.writing.add(write);
+    void write.finally(() => this.writing.delete(write));
   }
 }
 

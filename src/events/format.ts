@@ -21,5 +21,12 @@ export const formatEvent = (id: number, event: ChangeEvent): string => `id: ${id
 /** Drop every cache: what happened up to `id` cannot be told event by event. */
 export const formatReset = (id: number): string => `id: ${id}\nevent: reset\ndata: {}\n\n`;
 
+/**
+ * The response header that states the heartbeat's interval in milliseconds: a client that hears
+ * nothing for longer (plus a margin) knows the connection is stalled, not quiet, and stops trusting
+ * what the stream was keeping correct. A header, so that the stream's own lines stay as they were.
+ */
+export const HEARTBEAT_HEADER = 'rz-heartbeat-ms';
+
 /** A comment line: keeps proxies from closing a quiet stream. */
 export const HEARTBEAT = ': keep-alive\n\n';

@@ -13,12 +13,21 @@ export interface EventHubOptions {
   readonly maxQueuedBytes?: number;
 }
 
+/**
+ * Where a stream starts: from now (null), after an event id, or after an id this service never
+ * issued in its form (`unknown`, which gets a reset like an id it no longer holds).
+ */
+export type Resume = number | 'unknown' | null;
+
 /** Bytes queued for one client before it is cut off: hundreds of events, far more than any burst. */
 export const MAX_QUEUED_BYTES = 256 * 1024;
 /** Events a resumed stream is sent from the log at most; further behind, it gets a reset instead. */
 export const MAX_REPLAY = 500;
 /** How long streams ended by a shutdown may take to drain before they are cut. */
 const SHUTDOWN_DRAIN_MS = 2000;
+
+/** A stream that starts by dropping every cache, at the log's newest id. */
+const resetAt = (latest: number): [number, string] => [latest, opening(null) + formatReset(latest)];
 
 /**
  * The server-sent event streams of the platform's services (GET /api/events). One reader, the
@@ -47,6 +56,11 @@ export class EventHub {
     this.unsubscribe = feed.subscribe(this.onChange);
   }
 
+  /** How often every open stream gets a comment line, in milliseconds. */
+  get heartbeatMs(): number {
+    return this.options.heartbeatMs;
+  }
+
   /** How many streams are open, for tests and probes. */
   get size(): number {
     return this.streams.size;
@@ -54,10 +68,11 @@ export class EventHub {
 
   /**
    * Opens a stream for a service credential: from now on, or after `lastEventId`, replayed from the
-   * log when it still holds what followed, and starting with a reset when it does not.
+   * log when it still holds what followed, and starting with a reset when it does not (or when the
+   * id is none of ours).
    * @throws rate_limited past the credential's streams; unavailable while shutting down.
    */
-  async open(credentialId: string, sink: Sink, lastEventId: number | null): Promise<EventStream> {
+  async open(credentialId: string, sink: Sink, lastEventId: Resume): Promise<EventStream> {
     if (this.closing) throw new ProblemError('unavailable', { detail: 'This instance is shutting down.', headers: { 'retry-after': '1' } });
     const max = this.options.maxStreamsPerCredential;
     if ((this.perCredential.get(credentialId) ?? 0) >= max) {
@@ -95,11 +110,12 @@ export class EventHub {
    * once. A replay that would fill more than half of what may wait for a client is a reset instead:
    * queued at once, it would get the stream cut before its first byte, and again on every retry.
    */
-  private async resume(afterId: number): Promise<[number, string]> {
+  private async resume(afterId: number | 'unknown'): Promise<[number, string]> {
+    if (afterId === 'unknown') return resetAt((await this.store.bounds()).latest);
     const changes = await this.store.listAfter(afterId, MAX_REPLAY + 1);
     // After the list, as the feed does: pruning in between shows up as a gap, not a silent hole.
     const { oldest, latest } = await this.store.bounds();
-    const reset: [number, string] = [latest, opening(null) + formatReset(latest)];
+    const reset = resetAt(latest);
     if (afterId > latest || oldest > afterId + 1 || changes.length > MAX_REPLAY) return reset;
     const budget = (this.options.maxQueuedBytes ?? MAX_QUEUED_BYTES) / 2;
     let text = opening(null);

@@ -2,15 +2,18 @@ import type { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import { operation } from '../api/operation.js';
 import { type Http, serviceOf } from '../api/route.js';
-import type { EventHub } from './hub.js';
+import { HEARTBEAT_HEADER } from './format.js';
+import type { EventHub, Resume } from './hub.js';
 
 const EventHeaders = Type.Object({
+  // Any value is taken: an id this service never issued gets a reset, never a 4xx, since a browser's
+  // EventSource resends whatever id it last saw and gives up reconnecting on a 4xx (WHATWG HTML §9.2.3).
   'last-event-id': Type.Optional(
     Type.String({
-      maxLength: 15,
-      pattern: '^[0-9]{0,15}$',
+      // The headers' own limit (16 KiB, else 431) comes first: this bound is never what refuses one.
+      maxLength: 16_384,
       description:
-        'Resume after this event id (what EventSource sends on reconnection). An id the service no longer holds starts the stream with `event: reset`; anything but a whole number of at most 15 digits is 400.',
+        'Resume after this event id (what EventSource sends on reconnection). An id the service no longer holds, or never issued (whatever its form: text, negative, huge), starts the stream with `event: reset`; an empty one counts as none.',
       examples: ['1234'],
     }),
   ),
@@ -26,7 +29,17 @@ const DESCRIPTION = `Needs a service credential (\`rzs_\`). A stream (\`text/eve
 - \`keys.changed\` \`{}\`
 - \`reset\` \`{}\`: drop every cache (what happened cannot be told event by event).
 
-The stream opens with \`retry: 1000\` and, when it starts from now, \`id: <position>\` alone; a comment line comes at least every 15 s. Send \`Last-Event-ID\` to resume. At most \`EVENTS_STREAMS_PER_CREDENTIAL\` streams per credential per instance (429 past it); a client that stops reading is disconnected.`;
+The stream opens with \`retry: 1000\` and, when it starts from now, \`id: <position>\` alone; a comment line comes every \`EVENTS_HEARTBEAT_MS\` (5 s by default, at most 15 s), an interval the \`RZ-Heartbeat-Ms\` response header states: a client that hears no byte for longer (plus a margin) should take the connection as stalled, stop trusting what it keeps correct, and reconnect. Send \`Last-Event-ID\` to resume. At most \`EVENTS_STREAMS_PER_CREDENTIAL\` streams per credential per instance (429 past it); a client that stops reading is disconnected.`;
+
+/** rz-auth's event ids: whole numbers of at most 15 digits, so every one is a safe integer. */
+const EVENT_ID = /^[0-9]{1,15}$/;
+
+/** Where a stream resumes: from now (no id), after an id of ours, or nowhere we know (a reset). */
+function resumeOf(header: string | undefined): Resume {
+  if (header === undefined || header === '') return null;
+  // Length first: the header may be as long as the header limit allows.
+  return header.length <= 15 && EVENT_ID.test(header) ? Number(header) : 'unknown';
+}
 
 /** `GET /api/events`, for the platform's services. */
 export function eventRoutes(app: Http, hub: EventHub): void {
@@ -64,9 +77,7 @@ export function eventRoutes(app: Http, hub: EventHub): void {
     // A HEAD request would open a stream that sends nothing: 405.
     exposeHeadRoute: false,
     handler: async (request, reply) => {
-      const header = request.headers['last-event-id'];
-      const lastEventId = typeof header === 'string' && header !== '' ? Number(header) : null;
-      const stream = await hub.open(serviceOf(request).credentialId, reply.raw, lastEventId);
+      const stream = await hub.open(serviceOf(request).credentialId, reply.raw, resumeOf(request.headers['last-event-id']));
       // A client that closes its sending side keeps its answer (src/app.ts), but this answer never
       // ends: here the client's FIN ends the stream, as a full close does.
       const { socket } = request.raw;
@@ -78,6 +89,7 @@ export function eventRoutes(app: Http, hub: EventHub): void {
         .header('connection', 'close')
         // Proxies that buffer responses (nginx) would hold events back.
         .header('x-accel-buffering', 'no')
+        .header(HEARTBEAT_HEADER, String(hub.heartbeatMs))
         .send(stream.readable);
     },
   });

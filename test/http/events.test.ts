@@ -119,6 +119,14 @@ describe('GET /api/events', () => {
     expect(message).toEqual({ comments: ['keep-alive'] });
   });
 
+  it('a silent stream could not be told from a stalled one: now RZ-Heartbeat-Ms states the interval, and a comment comes within it', async () => {
+    const reader = await open();
+    expect(reader.headers.get('rz-heartbeat-ms')).toBe('1000');
+    await opened(reader);
+    // Within the lease a verifier gives it: the interval plus a second.
+    expect(await reader.next(2000)).toEqual({ comments: ['keep-alive'] });
+  });
+
   describe('resuming with Last-Event-ID', () => {
     it('replays exactly what followed that id, then goes on live', async () => {
       const before = await latestId();

@@ -14,7 +14,7 @@ describe('configuration', () => {
       signupEnabled: true,
       changes: { pollMs: 1000, retentionMs: 24 * 3_600_000 },
       scopes: [],
-      events: { heartbeatMs: 15_000, maxStreamsPerCredential: 100 },
+      events: { heartbeatMs: 5000, maxStreamsPerCredential: 100 },
       auditRetentionMs: 365 * 86_400_000,
       webhooks: { allowPrivate: false, timeoutMs: 10_000 },
     });

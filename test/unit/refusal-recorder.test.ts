@@ -47,4 +47,36 @@ describe('allow-list refusal recorder', () => {
     expect(more).toEqual([]);
     expect(event).toMatchObject({ address: '192.0.2.2', details: { token_type: 'app_token', refusals: 2 } });
   });
+
+  it('the first refusal of a token waited up to a minute for the batch: now it is written at once, the next ones coalesced as before', async () => {
+    const userId = randomUUID();
+    const batches: Array<Array<{ address: string | null; details: unknown }>> = [];
+    const recorder = new RefusalRecorder(
+      async (events) => {
+        batches.push(events.map((e) => ({ address: e.address, details: e.details })));
+        await t.services.audit.record(events);
+      },
+      (error) => {
+        throw error;
+      },
+    );
+    const token = { type: 'api_token' as const, tokenId: randomUUID(), userId };
+    const now = t.services.clock.now();
+    for (let i = 0; i < 5; i++) recorder.note(token, `192.0.2.${i + 1}`, now);
+    // Started on the first refusal itself, not at the next interval.
+    expect(batches).toEqual([[{ address: '192.0.2.1', details: expect.objectContaining({ refusals: 1 }) }]]);
+    await recorder.flush();
+    expect(batches.slice(1)).toEqual([[{ address: '192.0.2.2', details: expect.objectContaining({ refusals: 4 }) }]]);
+    // Refused again in the next interval: coalesced, since it was refused in the one before.
+    recorder.note(token, '192.0.2.9', now);
+    expect(batches).toHaveLength(2);
+    await recorder.flush();
+    expect(batches).toHaveLength(3);
+    // A whole interval without a refusal: the next one is news again.
+    await recorder.flush();
+    recorder.note(token, '192.0.2.10', now);
+    expect(batches[3]).toEqual([{ address: '192.0.2.10', details: expect.objectContaining({ refusals: 1 }) }]);
+    await recorder.flush();
+    expect(await refusedOf(userId)).toHaveLength(4);
+  });
 });

@@ -1,11 +1,15 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { chunksOf, discard, type Fetch, fetchUntil } from './bounded.js';
+import { CredentialRefused, refusesCredential } from './errors.js';
 
 export interface EventFeedOptions {
   readonly base: string;
   readonly serviceToken: string;
   readonly fetch: Fetch;
-  /** No byte for this long (rz-auth sends a comment at least every 15 s) means the connection is dead. */
+  /**
+   * No byte for this long means the connection is dead. rz-auth sends a comment at least every
+   * 15 s and states its interval in a header; the lease it gives is used when shorter.
+   */
   readonly idleTimeoutMs: number;
   readonly minDelayMs: number;
   readonly maxDelayMs: number;
@@ -29,6 +33,19 @@ const EVENT_ID = /^[0-9]{1,15}$/;
  * at once counts as a failure, so a flapping upstream is retried ever more slowly.
  */
 const PROVEN_MS = 5000;
+/** rz-auth's statement of its heartbeat interval, in milliseconds, on the stream's response. */
+const HEARTBEAT_HEADER = 'rz-heartbeat-ms';
+
+/**
+ * How long a stream may stay silent and still be trusted, given the heartbeat interval `header`
+ * states: one interval and a half, at least one interval plus a second (timers and the network
+ * run late), never longer than `idleTimeoutMs`. Without a readable statement, `idleTimeoutMs`.
+ */
+export function leaseOf(header: string | null, idleTimeoutMs: number): number {
+  if (header === null || !/^[0-9]{1,7}$/.test(header) || Number(header) === 0) return idleTimeoutMs;
+  const interval = Number(header);
+  return Math.min(idleTimeoutMs, interval + Math.max(1000, interval / 2));
+}
 
 /**
  * GET /api/events, kept open: reconnects with exponential backoff (and jitter, so a fleet of
@@ -40,19 +57,28 @@ const PROVEN_MS = 5000;
 export class EventFeed {
   private closed = false;
   private up = false;
-  /** When the stream last came up (performance.now()). */
+  /** When the stream last came up, and when its last byte came (performance.now()). */
   private upSince = 0;
+  private lastByteAt = 0;
+  /** How long after its last byte the stream is still trusted ({@link leaseOf}). */
+  private leaseMs: number;
   private lastEventId: string | undefined;
   private controller: AbortController | undefined;
   private wake: (() => void) | undefined;
   private readonly done: Promise<void>;
 
   constructor(private readonly options: EventFeedOptions) {
+    this.leaseMs = options.idleTimeoutMs;
     this.done = this.run();
   }
 
+  /**
+   * Up, and heard from within its lease: a stalled connection delivers no event, so trust in what
+   * it keeps correct lapses with the lease, even before the idle timer (which may run late on a
+   * busy event loop) has ended the connection.
+   */
   get connected(): boolean {
-    return this.up;
+    return this.up && performance.now() - this.lastByteAt <= this.leaseMs;
   }
 
   /** Ends the stream and any wait for the next attempt; resolves once the loop has stopped. */
@@ -111,6 +137,9 @@ export class EventFeed {
         redirect: 'error',
       });
       const body = this.checked(res);
+      this.leaseMs = leaseOf(res.headers.get(HEARTBEAT_HEADER), idleTimeoutMs);
+      clearTimeout(idle);
+      idle = setTimeout(() => controller.abort(), this.leaseMs);
       const parser = createParser({
         maxBufferSize: MAX_EVENT_CHARS,
         onEvent: (message) => {
@@ -125,7 +154,8 @@ export class EventFeed {
       const decoder = new TextDecoder();
       for await (const chunk of chunksOf(body, controller.signal)) {
         clearTimeout(idle);
-        idle = setTimeout(() => controller.abort(), idleTimeoutMs);
+        idle = setTimeout(() => controller.abort(), this.leaseMs);
+        this.lastByteAt = performance.now();
         this.setUp(true);
         parser.feed(decoder.decode(chunk, { stream: true }));
       }
@@ -144,6 +174,7 @@ export class EventFeed {
       return res.body;
     }
     discard(res);
+    if (refusesCredential(res.status) && !res.redirected) throw new CredentialRefused('GET /api/events', res.status);
     if (res.status === 400 && this.lastEventId !== undefined) {
       // rz-auth refuses an id it cannot read: start over without one, as after a reset (the caches
       // were dropped when the stream went down, and nothing is cached until it is up again).

@@ -1,5 +1,6 @@
 import { discard, type Fetch, fetchUntil, readBounded } from './bounded.js';
 import type { Caller } from './caller.js';
+import { CredentialRefused, refusesCredential } from './errors.js';
 import { isNetworkList } from './networks.js';
 // Type-only, and generated from rz-auth's OpenAPI document at build time: nothing of it is in the
 // published package, whose answers are still checked value by value (they are not trusted).
@@ -47,8 +48,9 @@ function callerOf(body: Unchecked): Caller | null {
 
 /**
  * POST /api/introspect with the service credential. Any answer but a 200 of the documented shape
- * (a network error, a timeout, a redirect, 401 for a revoked credential, 429, 5xx, a body past
- * `MAX_ANSWER_BYTES`) is `unavailable`: the caller fails closed on it.
+ * (a network error, a timeout, a redirect, 429, 5xx, a body past `MAX_ANSWER_BYTES`) is
+ * `unavailable`: the caller fails closed on it. A 401 or 403 is unavailable too, with a
+ * {@link CredentialRefused} as the reason, so that the caller can say what is wrong.
  */
 export async function introspect(fetchFn: Fetch, base: string, serviceToken: string, token: string, timeoutMs: number): Promise<Introspection> {
   try {
@@ -61,6 +63,10 @@ export async function introspect(fetchFn: Fetch, base: string, serviceToken: str
       // Following one would send the token being checked to another origin and trust its answer.
       redirect: 'error',
     });
+    if (refusesCredential(res.status) && !res.redirected) {
+      discard(res);
+      return { unavailable: new CredentialRefused('POST /api/introspect', res.status) };
+    }
     // `redirected` catches a custom fetch that followed one anyway.
     if (res.status !== 200 || res.redirected) {
       discard(res);

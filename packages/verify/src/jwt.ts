@@ -1,5 +1,6 @@
 import { createRemoteJWKSet, customFetch, errors, jwtVerify } from 'jose';
 import { bounded, discard, type Fetch, fetchUntil } from './bounded.js';
+import { CredentialRefused, refusesCredential } from './errors.js';
 
 /** What rz-auth signs user tokens with (RFC 8725: one algorithm, never the token's choice). */
 const ALGORITHM = 'EdDSA';
@@ -84,6 +85,10 @@ export class JwtVerifier {
         if (res.redirected) {
           discard(res);
           throw new Error(`${url} was redirected`);
+        }
+        if (refusesCredential(res.status)) {
+          discard(res);
+          throw new CredentialRefused('GET /.well-known/jwks.json', res.status);
         }
         return bounded(res, signal);
       },

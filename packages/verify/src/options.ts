@@ -1,5 +1,7 @@
 import { QUOTABLE } from './errors.js';
 import type { Fetch } from './bounded.js';
+import type { LookupBudget } from './budget.js';
+import type { Logger } from './credential.js';
 
 export interface VerifierOptions {
   /** rz-auth's base URL, e.g. `https://auth.example.com` (no trailing path). */
@@ -19,7 +21,10 @@ export interface VerifierOptions {
   readonly timeoutMs?: number;
   /** Least time between two JWKS fetches caused by an unknown key id. Default 30000. */
   readonly jwksCooldownMs?: number;
-  /** Silence after which the event stream counts as dead and is reopened. Default 45000 (rz-auth sends a comment at least every 15 s). */
+  /**
+   * Silence after which the event stream counts as dead and is reopened. Default 45000 (rz-auth
+   * sends a comment at least every 15 s); shorter when rz-auth states its heartbeat interval.
+   */
   readonly streamIdleTimeoutMs?: number;
   /** Backoff between reconnections of the event stream. Defaults 250 and 10000. */
   readonly reconnectMinMs?: number;
@@ -28,6 +33,21 @@ export interface VerifierOptions {
   readonly fetch?: Fetch;
   /** Told of each failure of the event stream (while it is down, nothing is cached). */
   readonly onStreamError?: (error: unknown) => void;
+  /**
+   * Lookups (introspections of tokens not in the cache) one client address may cause, its IPv6 /64
+   * counting as one: a bucket of `burst`, refilled at `perSecond`; past it, 429 rate_limited.
+   * Applies whenever verify() is given the client's address, as the Fastify plugin and the
+   * middleware always do. Default `{ burst: 100, perSecond: 10 }`; `false` for none.
+   */
+  readonly lookupsPerAddress?: LookupBudget | false;
+  /**
+   * Lookups of tokens this verifier has never seen active, from every client together: part of the
+   * credential's RATE_LIMIT_SERVICE at rz-auth, so new tokens cannot spend what known callers need.
+   * Default `{ burst: 200, perSecond: 100 }`; `false` for none.
+   */
+  readonly firstSeenLookups?: LookupBudget | false;
+  /** Told, once until it is accepted again, that rz-auth refuses this service's credential. Default `console`. */
+  readonly logger?: Logger;
 }
 
 export type Settings = Required<Omit<VerifierOptions, 'onStreamError'>> & Pick<VerifierOptions, 'onStreamError'>;
@@ -49,6 +69,22 @@ const duration = (name: string, value: number | undefined, fallback: number): nu
 function optionalFunction<T>(name: string, value: T | undefined): T | undefined {
   if (value !== undefined && typeof value !== 'function') throw new TypeError(`createVerifier: ${name} must be a function`);
   return value;
+}
+
+function budgetOf(name: string, value: LookupBudget | false | undefined, fallback: LookupBudget): LookupBudget | false {
+  if (value === false) return false;
+  if (value === undefined) return fallback;
+  const { burst, perSecond } = value;
+  if (!Number.isSafeInteger(burst) || burst < 1 || typeof perSecond !== 'number' || !(perSecond > 0) || perSecond > 1e6) {
+    throw new TypeError(`createVerifier: ${name} must be false or { burst: a positive integer, perSecond: a positive number }`);
+  }
+  return Object.freeze({ burst, perSecond });
+}
+
+function loggerOf(logger: Logger | undefined): Logger {
+  if (logger === undefined) return console;
+  if (typeof logger !== 'object' || logger === null || typeof logger.error !== 'function') throw new TypeError('createVerifier: logger must have an error(message) method');
+  return logger;
 }
 
 /** The options with their defaults, checked once: a bad one throws naming it. */
@@ -80,5 +116,8 @@ export function settingsOf(options: VerifierOptions): Settings {
     reconnectMaxMs: duration('reconnectMaxMs', options.reconnectMaxMs, 10_000),
     fetch: optionalFunction('fetch', options.fetch) ?? globalThis.fetch,
     onStreamError: optionalFunction('onStreamError', options.onStreamError),
+    logger: loggerOf(options.logger),
+    lookupsPerAddress: budgetOf('lookupsPerAddress', options.lookupsPerAddress, { burst: 100, perSecond: 10 }),
+    firstSeenLookups: budgetOf('firstSeenLookups', options.firstSeenLookups, { burst: 200, perSecond: 100 }),
   };
 }

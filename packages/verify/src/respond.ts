@@ -9,5 +9,6 @@ export function refusalHeaders(error: VerifyError): Record<string, string> {
     'content-type': 'application/json; charset=utf-8',
     'cache-control': 'no-store',
     ...(error.wwwAuthenticate === undefined ? {} : { 'www-authenticate': error.wwwAuthenticate }),
+    ...(error.retryAfter === undefined ? {} : { 'retry-after': String(error.retryAfter) }),
   };
 }

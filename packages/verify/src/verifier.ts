@@ -1,7 +1,9 @@
 import type { EventSourceMessage } from 'eventsource-parser';
 import { CallerCache, RefusalCache } from './cache.js';
 import { type Caller, checkScopeNames, holds } from './caller.js';
-import { VerifyError } from './errors.js';
+import { LookupBudgets } from './budget.js';
+import { CredentialWatch } from './credential.js';
+import { CredentialRefused, VerifyError } from './errors.js';
 import { EventFeed } from './events.js';
 import { parseAuthorization } from './header.js';
 import { invalidationOf } from './invalidation.js';
@@ -45,11 +47,15 @@ export class Engine implements VerifierCore {
   private readonly lookups = new Map<string, { readonly answer: Promise<Caller>; readonly generation: number }>();
   private readonly jwt: JwtVerifier;
   private readonly feed: EventFeed;
+  private readonly credential: CredentialWatch;
+  private readonly budgets: LookupBudgets;
   private generation = 0;
 
   constructor(private readonly settings: Settings) {
     const { url, fetch, timeoutMs } = settings;
     this.cache = new CallerCache(settings.cacheMaxEntries, settings.cacheMaxAgeMs);
+    this.credential = new CredentialWatch(settings.logger);
+    this.budgets = new LookupBudgets(settings.lookupsPerAddress, settings.firstSeenLookups, settings.cacheMaxEntries);
     this.jwt = new JwtVerifier(url, { issuer: settings.issuer, audience: settings.audience, cooldownMs: settings.jwksCooldownMs, timeoutMs, fetch });
     this.feed = new EventFeed({
       base: url,
@@ -59,10 +65,13 @@ export class Engine implements VerifierCore {
       minDelayMs: settings.reconnectMinMs,
       maxDelayMs: settings.reconnectMaxMs,
       onEvent: (message) => this.onEvent(message),
-      onState: () => this.forgetAll(),
+      onState: (up) => {
+        if (up) this.credential.accepted();
+        this.forgetAll();
+      },
       onError: (error) => {
         try {
-          settings.onStreamError?.(error);
+          settings.onStreamError?.(error instanceof CredentialRefused ? this.failure(error) : error);
         } catch {
           // A throwing callback (a logger not ready) must not stop the stream or end the process.
         }
@@ -84,7 +93,7 @@ export class Engine implements VerifierCore {
     const { token } = parsed;
     const known = this.feed.connected ? this.cache.get(token, Date.now()) : undefined;
     if (known === 'revoked' || (this.feed.connected && this.refusals.has(token, Date.now()))) throw this.error('invalid_token');
-    const caller = known ?? (await this.sharedLookUp(token));
+    const caller = known ?? (await this.sharedLookUp(token, clientAddress));
     // Every request, cached answers too: the list is about this request's address.
     if (!admits(caller, clientAddress)) throw this.error('invalid_token');
     return caller;
@@ -106,10 +115,10 @@ export class Engine implements VerifierCore {
    * event or a change of the stream's state came between its start and its end. A request never
    * joins a lookup started before the last event: that event may be the token's revocation.
    */
-  private async sharedLookUp(token: string): Promise<Caller> {
+  private async sharedLookUp(token: string, address: string | undefined): Promise<Caller> {
     let lookup = this.lookups.get(token);
     if (lookup?.generation !== this.generation) {
-      const started = { answer: this.lookUp(token), generation: this.generation };
+      const started = { answer: this.lookUp(token, address), generation: this.generation };
       const done = () => void (this.lookups.get(token) === started && this.lookups.delete(token));
       started.answer.then(done, done);
       this.lookups.set(token, (lookup = started));
@@ -130,32 +139,37 @@ export class Engine implements VerifierCore {
    * its session is checked by introspection: a logout before this service heard of the token
    * came through no event it saw. Opaque tokens with a valid checksum are introspected.
    */
-  private async lookUp(token: string): Promise<Caller> {
+  private async lookUp(token: string, address: string | undefined): Promise<Caller> {
     if (looksLikeJwt(token)) {
       const check = await this.jwt.verify(token);
-      if ('unavailable' in check) throw this.error('unavailable', check.unavailable);
+      if ('unavailable' in check) throw this.failure(check.unavailable);
       if (!check.valid) throw this.error('invalid_token');
-      const caller = await this.introspected(token);
+      const caller = await this.introspected(token, address);
       if (caller.tokenType !== 'user' || caller.userId !== check.claims.sub || caller.tokenId !== check.claims.sid) throw this.error('invalid_token');
       // Cached until expiresAt: never past the JWT's own signed expiry, whatever the answer says.
       const signed = check.claims.exp * 1000;
       return (caller.expiresAt?.getTime() ?? Infinity) <= signed ? caller : Object.freeze({ ...caller, expiresAt: new Date(signed) });
     }
     if (isOpaqueToken(token)) {
-      const caller = await this.introspected(token);
+      const caller = await this.introspected(token, address);
       if (caller.tokenType === 'user') throw this.error('invalid_token');
       return caller;
     }
     throw this.error('invalid_token');
   }
 
-  private async introspected(token: string): Promise<Caller> {
-    const { url, serviceToken, timeoutMs, fetch } = this.settings;
+  /** The caller rz-auth's introspection vouches for, the lookup charged to `address` first. */
+  private async introspected(token: string, address: string | undefined): Promise<Caller> {
+    const { url, serviceToken, timeoutMs, fetch, realm } = this.settings;
+    const wait = this.budgets.charge(token, address, Date.now());
+    if (wait > 0) throw new VerifyError('rate_limited', realm, { retryAfter: wait });
     const answer = await introspect(fetch, url, serviceToken, token, timeoutMs);
-    if ('unavailable' in answer) throw this.error('unavailable', answer.unavailable);
+    if ('unavailable' in answer) throw this.failure(answer.unavailable);
+    this.credential.accepted();
     if (!answer.active) throw this.error('invalid_token');
     // Active but expired is a no: taking it even once would serve an expired token.
     if ((answer.caller.expiresAt?.getTime() ?? Infinity) <= Date.now()) throw this.error('invalid_token');
+    this.budgets.seen(token);
     return answer.caller;
   }
 
@@ -175,6 +189,13 @@ export class Engine implements VerifierCore {
     this.generation++;
     this.cache.apply({ kind: 'all', revoke: false });
     this.refusals.clear();
+  }
+
+  /** No answer from rz-auth: unreachable, or refusing this service's own credential (logged once). */
+  private failure(cause: unknown): VerifyError {
+    if (!(cause instanceof CredentialRefused)) return this.error('unavailable', cause);
+    this.credential.refusedBy(cause);
+    return this.error('service_credential_refused', cause);
   }
 
   private error(code: VerifyError['code'], cause?: unknown): VerifyError {

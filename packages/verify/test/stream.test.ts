@@ -124,15 +124,21 @@ describe('fail closed', () => {
     expect((await refusal(verifier.verify('Bearer not!valid'))).status).toBe(401);
   });
 
-  it('a revoked service credential: 503, never an accepted token', async () => {
+  it('a revoked service credential was reported as "rz-auth is unreachable": now 503 service_credential_refused, logged once, never an accepted token', async () => {
     const { rz, account } = await setUp();
     const created = JSON.parse((await runCli(['services', 'create', 'doomed'], rz.env)).stdout) as { id: string; token: string };
-    const { verifier } = await connected(rz, created.token);
+    const logged: string[] = [];
+    const { verifier } = await connected(rz, created.token, { logger: { error: (line: string) => logged.push(line) } });
     const token = await apiToken(rz.url, account);
     await verifyTimes(verifier, token.token, 2);
     expect((await runCli(['services', 'revoke', created.id], rz.env)).code).toBe(0);
     await until(() => !verifier.streaming, 'the stream of the revoked credential ended');
-    expect((await refusal(verifier.verify(`Bearer ${token.token}`))).code).toBe('unavailable');
+    for (let i = 0; i < 3; i++) {
+      const error = await refusal(verifier.verify(`Bearer ${token.token}`));
+      expect([error.status, error.code]).toEqual([503, 'service_credential_refused']);
+    }
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toMatch(/refused this service's credential \((POST \/api\/introspect|GET \/api\/events) answered 401\)/);
   });
 });
 
