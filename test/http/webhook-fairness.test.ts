@@ -104,7 +104,7 @@ describe('webhook delivery shared fairly between owners', () => {
     await addEndpoint(third, '/third');
     await createApiToken(t, third.jwt);
     clock.advance(1000);
-    await t.services.webhooks.create(null, { url: `${base}/operator`, event_types: ['token.created'] }, OPERATOR_CONTEXT);
+    await t.services.webhooks.create(null, { url: `${base}/operator`, eventTypes: ['token.created'] }, OPERATOR_CONTEXT);
     await createApiToken(t, third.jwt);
 
     await t.services.webhookDelivery.dispatcher.runOnce();

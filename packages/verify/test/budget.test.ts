@@ -1,6 +1,6 @@
 import Fastify from 'fastify';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { generateToken } from '../../../src/tokens/format.js';
+import { generateToken } from '../../../src/lib/token-format.js';
 import { clientKeyOf } from '../src/budget.js';
 import { type Caller, VerifyError } from '../src/index.js';
 import { closeAll, json, outcome, served, verifierOf } from './fake-upstream.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { generateToken } from '../../../src/tokens/format.js';
+import { generateToken } from '../../../src/lib/token-format.js';
 import { VerifyError } from '../src/index.js';
 import { closeAll, type Handler, json, openStream, outcome, served, signer, verifierOf } from './fake-upstream.js';
 import { until } from './rz-auth.js';

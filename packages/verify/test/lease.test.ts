@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { generateToken } from '../../../src/tokens/format.js';
+import { generateToken } from '../../../src/lib/token-format.js';
 import { leaseOf } from '../src/events.js';
 import { closeAll, json, outcome, served, verifierOf } from './fake-upstream.js';
 import { apiToken, type RzAuth, serviceToken, signup, startRzAuth, until, verifierOf as connectedTo } from './rz-auth.js';
