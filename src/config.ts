@@ -207,7 +207,7 @@ export function loadConfig(env: Env): Config {
       idleRevokeDays: optionalInt(env, 'TOKEN_IDLE_REVOKE_DAYS', 1, 36_500),
     },
     events: {
-      // The contract promises a comment line at least every 15 s.
+      // docs/platform-services.md promises a comment line at least every 15 s.
       heartbeatMs: int(env, 'EVENTS_HEARTBEAT_MS', 15_000, 1000, 15_000),
       maxStreamsPerCredential: int(env, 'EVENTS_STREAMS_PER_CREDENTIAL', 100, 1, 10_000),
     },

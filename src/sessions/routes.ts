@@ -59,7 +59,7 @@ const toItem = (s: SessionView) => ({
 /** Only a user token: an API or app token can never act on the account itself (403). */
 const USER_ONLY = {};
 
-/** The signed-in user's password, sessions and account (contract §8, Accounts). */
+/** The signed-in user's password, sessions and account (docs/accounts.md). */
 export function sessionRoutes(app: Http, security: AccountSecurity): void {
   app.post('/api/auth/password', {
     ...operation({

@@ -26,7 +26,7 @@ const UPDATE_ATTEMPTS = 3;
 const alreadyRotated = () => conflict('The token was already rotated: rotate its replacement instead.');
 
 /**
- * The token lifecycle (contract §8): detail, narrowing, rotation, an app's tokens. Tokens are the
+ * The token lifecycle (docs/token-lifecycle.md): detail, narrowing, rotation, an app's tokens. Tokens are the
  * caller's API tokens and the app tokens of their apps; anyone else's is not found, like a missing one.
  */
 export class TokenLifecycle {

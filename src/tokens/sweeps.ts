@@ -58,7 +58,7 @@ export const idleTokens = (store: TokenLifecycleStore, usage: UsageRecorder, fee
 });
 
 /**
- * `token.expiring`, 7 days and 1 day before a token expires (contract §9), in its owner's log and
+ * `token.expiring`, 7 days and 1 day before a token expires (docs/webhooks.md), in its owner's log and
  * so to their webhooks. The 7-day notice goes to tokens that live longer than 7 days and expire in
  * more than 1 and at most 7 days; the 1-day notice to tokens that live longer than a day and expire
  * within one. A notice may come up to one maintenance interval late; each is recorded once.

@@ -33,6 +33,11 @@ describe('configuration', () => {
     for (const url of ['redis://h:6379', 'redis://h:6379/', 'redis://h:6379/3', 'rediss://u:p@h:6380/15']) expect(loadConfig({ REDIS_URL: url }).redisUrl).toBe(url);
   });
 
+  it('TRUST_PROXY took a network whose text merely began with ::ffff: (0:0:0:0:ffff::/98, IPv4-translated, not IPv4-mapped) for IPv4 and refused it as wide: now judged by its addresses', () => {
+    expect(loadConfig({ TRUST_PROXY: '0:0:0:0:ffff::/98' }).trustProxy).toEqual(['0:0:0:0:ffff::/98']);
+    expect(() => loadConfig({ TRUST_PROXY: '::ffff:10.0.0.0/103' })).toThrow(/TRUST_PROXY.*wider/);
+  });
+
   it('reads postgres URLs', () => {
     expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).database).toEqual({ kind: 'postgres', url: 'postgres://u@h/db', poolSize: 10 });
   });
