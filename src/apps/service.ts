@@ -135,7 +135,7 @@ export class AppService {
   }
 
   private tokenCreated(token: NewToken, context: RequestContext, now: number): AuditEvent {
-    const details = { ...tokenDetails(token.kind, token.appId), scopes: token.scopes };
+    const details = { ...tokenDetails(token), scopes: token.scopes };
     return auditEvent({ type: 'token.created', userId: token.userId, subject: { type: 'token', id: token.id }, details }, context, now);
   }
 

@@ -39,9 +39,9 @@ export class LeakResponse {
     const found = await this.deps.tokens.findByDigest(tokenDigest(value));
     const now = this.deps.clock.now();
     if (!found || found.revoked || (found.token.expiresAt !== null && Date.parse(found.token.expiresAt) <= now)) return;
-    const { id, userId, kind, appId, hint } = found.token;
+    const { id, userId } = found.token;
     const audit = () =>
-      auditEvent({ type: 'token.leaked', userId, subject: { type: 'token', id }, details: { ...tokenDetails(kind, appId), hint, report_format: format } }, context, now);
+      auditEvent({ type: 'token.leaked', userId, subject: { type: 'token', id }, details: { ...tokenDetails(found.token), report_format: format } }, context, now);
     if (await this.deps.tokens.revoke(id, userId, iso(now), audit)) await this.deps.feed.committed('token', id);
   }
 

@@ -18,7 +18,7 @@ async function announced(feed: ChangeFeed, revoked: number): Promise<number> {
 const bySystem =
   (type: 'token.expired' | 'token.idle_revoked', details: Details, now: number) =>
   (token: RevokedToken): AuditEvent =>
-    auditEvent({ type, userId: token.userId, subject: { type: 'token', id: token.id }, details: { ...tokenDetails(token.kind, token.appId), ...details } }, SYSTEM_CONTEXT, now);
+    auditEvent({ type, userId: token.userId, subject: { type: 'token', id: token.id }, details: { ...tokenDetails(token), ...details } }, SYSTEM_CONTEXT, now);
 
 /**
  * Rotated tokens whose grace ended are marked revoked, with a `token.revoked` event for the
@@ -72,7 +72,7 @@ export const expiringTokens = (store: TokenLifecycleStore): Sweep => ({
           type: 'token.expiring',
           userId: token.userId,
           subject: { type: 'token', id: token.id },
-          details: { ...tokenDetails(token.kind, token.appId), hint: token.hint, name: token.name, expires_at: token.expiresAt, days },
+          details: { ...tokenDetails(token), expires_at: token.expiresAt, days },
         },
         SYSTEM_CONTEXT,
         now,
