@@ -5,7 +5,7 @@ import { MAX_TTL_SECONDS } from './auth/jwt.js';
 import { DAY_MS } from './clock.js';
 import type { TokenPolicy } from './tokens/policy.js';
 import { type PlatformScope, readScopesFile, ScopesFileError } from './scopes/file.js';
-import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
+import { checkHopsOnWildcard, HOPS_CONFIRMED, parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 import { bool, ConfigError, type Env, int, oneOf, optionalInt, raw } from './lib/env-vars.js';
 
 export { ConfigError };
@@ -216,6 +216,7 @@ export function loadConfig(env: Env): Config {
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_SECONDS', 10, 1, 60) * 1000,
     },
   };
+  checkHopsOnWildcard(config.trustProxy, config.host, bool(env, HOPS_CONFIRMED, false));
   return deepFreeze(config);
 }
 
