@@ -107,7 +107,7 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   refuseUnexpectedBodies(app);
   const lifecycle = registerRequestLifecycle(app, services.feed);
   registerAccessLog(app, accessLog);
-  registerProblemHandler(app);
+  registerProblemHandler(app, { explain: (field, value, message) => services.scopes.explainRefusal(field, value, message) });
   registerNotFound(app);
   registerJsonBodyParser(app);
   app.addSchema(Problem);
