@@ -109,7 +109,7 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   registerRequestLifecycle(app, services.feed);
   registerAccessLog(app, accessLog);
   await registerCors(app, services.config.corsOrigins);
-  registerProblemHandler(app);
+  registerProblemHandler(app, { explain: (field, value, message) => services.scopes.explainRefusal(field, value, message) });
   registerNotFound(app);
   registerJsonBodyParser(app);
   app.addSchema(Problem);

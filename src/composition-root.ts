@@ -61,7 +61,7 @@ export interface Services {
   /** The signed-in user's password, sessions and account deletion. */
   readonly accountSecurity: AccountSecurity;
   readonly tokens: TokenService;
-  /** Token detail, narrowing, rotation and an app's tokens (contract §8). */
+  /** Token detail, narrowing, rotation and an app's tokens (docs/token-lifecycle.md). */
   readonly lifecycle: TokenLifecycle;
   readonly apps: AppService;
   /** The audit log: users read their own events, the operator everyone's (CLI). */

@@ -5,7 +5,7 @@ import { MAX_TTL_SECONDS } from './auth/jwt.js';
 import { DAY_MS } from './clock.js';
 import type { TokenPolicy } from './tokens/policy.js';
 import { type PlatformScope, readScopesFile, ScopesFileError } from './scopes/file.js';
-import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
+import { checkHopsOnWildcard, HOPS_CONFIRMED, parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 import { parseCorsOrigins } from './lib/origins.js';
 import { type SealingKeys, sealingKeysFrom } from './lib/sealed.js';
 import { bool, ConfigError, type Env, int, oneOf, optionalInt, raw } from './lib/env-vars.js';
@@ -230,6 +230,7 @@ export function loadConfig(env: Env): Config {
     corsOrigins: parseCorsOrigins(env),
     leaks: { githubKeysUrl: parseKeysUrl(raw(env, 'LEAK_GITHUB_KEYS_URL')) },
   };
+  checkHopsOnWildcard(config.trustProxy, config.host, bool(env, HOPS_CONFIRMED, false));
   return deepFreeze(config);
 }
 

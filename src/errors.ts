@@ -156,7 +156,7 @@ export class ProblemError extends Error {
     Error.stackTraceLimit = stackTraceLimit;
     this.status = status;
     this.detail = detail;
-    // The contract: a validation error names each bad field. One that names none (a framework's
+    // A validation error names each bad field (docs/security.md, Hostile input). One that names none (a framework's
     // refusal, HTTP that does not parse) names the request as a whole.
     this.errors = options.errors ?? (code === 'validation_failed' ? [{ field: 'request', message: 'is not valid' }] : undefined);
     this.headers = options.headers ?? {};

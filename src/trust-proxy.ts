@@ -1,4 +1,5 @@
 import { ConfigError } from './lib/env-vars.js';
+import { parseIp } from './lib/ip.js';
 import { parseCidrs, widerThanProxies } from './tokens/cidrs.js';
 
 /**
@@ -31,4 +32,23 @@ export function parseTrustProxy(value: string | undefined): TrustProxy {
   const wide = list.find(widerThanProxies);
   if (wide !== undefined) throw new ConfigError(`TRUST_PROXY must name the proxies, not a network wider than a /8 of IPv4 or a /16 of IPv6, got "${wide}"`);
   return list;
+}
+
+/** The variable that confirms a hop count on every interface is safe (only the proxy reaches the port). */
+export const HOPS_CONFIRMED = 'TRUST_PROXY_HOPS_CONFIRMED';
+
+/**
+ * Refuses a hop count with a wildcard HOST (`0.0.0.0`, `::`) unless {@link HOPS_CONFIRMED}: a
+ * hop count believes the last entries of X-Forwarded-For whoever sent the request, so any client
+ * that reaches the port directly, not through the proxy, picks its own address (its rate-limit
+ * bucket, its allow-list match, the address in the audit log). Naming the proxies has no such hole.
+ * @throws ConfigError naming TRUST_PROXY and the confirmation variable.
+ */
+export function checkHopsOnWildcard(trust: TrustProxy, host: string, confirmed: boolean): void {
+  if (typeof trust !== 'number' || confirmed || parseIp(host)?.range() !== 'unspecified') return;
+  throw new ConfigError(
+    `TRUST_PROXY=${trust} counts proxy hops, but HOST=${host} listens on every interface: any client that reaches the port ` +
+      `directly would pick its own address through X-Forwarded-For. Name the proxies instead (TRUST_PROXY=<their addresses or CIDRs>), ` +
+      `listen on an interface only the proxy reaches, or set ${HOPS_CONFIRMED}=true if a firewall lets only the proxy reach the port`,
+  );
 }

@@ -56,7 +56,7 @@ const toItem = (s: SessionView) => ({
   current: s.current,
 });
 
-/** The signed-in user's password, sessions and account (contract §8, Accounts). */
+/** The signed-in user's password, sessions and account (docs/accounts.md). */
 export function sessionRoutes(app: Http, security: AccountSecurity): void {
   app.post('/api/auth/password', {
     ...operation({

@@ -27,7 +27,7 @@ type Limits = { readonly allowedCidrs: readonly string[] | null; readonly expire
 
 /**
  * A user token may give an app token whatever the catalogue allows. An API token (`apps:write`)
- * gives nothing it lacks itself (§4: no token widens its own scopes): only scopes it holds,
+ * gives nothing it lacks itself (no token widens its own scopes: docs/security.md): only scopes it holds,
  * networks inside its own allow-list (its list when none is asked for), and no later expiry.
  * Otherwise a token limited in scope, network or time could mint an app token free of each.
  */
@@ -121,7 +121,7 @@ export class AppService {
   }
 
   private tokenCreated(token: NewToken, context: RequestContext, now: number): AuditEvent {
-    const details = { ...tokenDetails(token.kind, token.appId), scopes: token.scopes };
+    const details = { ...tokenDetails(token), scopes: token.scopes };
     return auditEvent({ type: 'token.created', userId: token.userId, subject: { type: 'token', id: token.id }, details }, context, now);
   }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { iso } from '../clock.js';
 
 /**
- * Every security event type of the audit log (contract §9), fixed here so the API filters on them
+ * Every security event type of the audit log (docs/audit-log.md), fixed here so the API filters on them
  * and every recorder spells them alike. docs/audit-log.md says when each is recorded.
  */
 export const AUDIT_TYPES = [
@@ -64,7 +64,7 @@ export interface RequestContext {
   readonly requestId: string | null;
 }
 
-/** One recorded event (contract §9). */
+/** One recorded event (docs/audit-log.md). */
 export interface AuditEvent {
   readonly id: string;
   readonly type: AuditType;

@@ -1,6 +1,6 @@
 import type { StoredAuditEvent } from './store.js';
 
-/** An event as the API and the CLI show it (contract §9). */
+/** An event as the API and the CLI show it (docs/audit-log.md). */
 export const toAuditJson = (e: StoredAuditEvent) => ({
   id: e.id,
   type: e.type,

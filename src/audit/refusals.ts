@@ -8,6 +8,8 @@ export interface RefusedToken {
   readonly type: 'user' | 'api_token' | 'app_token';
   readonly tokenId: string;
   readonly userId: string;
+  readonly name: string;
+  readonly hint: string;
 }
 
 /** How often the refusals counted so far are written: at most one event per token per interval. */
@@ -85,6 +87,6 @@ export class RefusalRecorder extends WriteBehind<Pending> {
 function toEvent({ token, address, firstAt, lastAt, count }: Pending): AuditEvent {
   const actor = { type: token.type, id: token.tokenId };
   const context = { actor, address, userAgent: null, requestId: null };
-  const details = { token_type: token.type, refusals: count, last_refused_at: iso(lastAt) };
+  const details = { token_type: token.type, name: token.name, hint: token.hint, refusals: count, last_refused_at: iso(lastAt) };
   return auditEvent({ type: 'token.refused', userId: token.userId, subject: { type: 'token', id: token.tokenId }, details }, context, firstAt);
 }

@@ -142,7 +142,7 @@ export class Authenticator {
    * Every request's checks, on a cached entry or a fresh one: revocation, expiry (a rotated token's
    * grace ends by time alone, on every instance, with no change to announce), and the allow-list.
    */
-  private accept({ caller, revoked, allowed }: OpaqueEntry, address: string | null): Caller {
+  private accept({ caller, revoked, allowed, label }: OpaqueEntry, address: string | null): Caller {
     if (revoked) throw invalidToken();
     if (caller.type === 'service') return caller;
     const now = this.deps.clock.now();
@@ -151,7 +151,7 @@ export class Authenticator {
     // (introspection) the list cannot be applied here: the answer carries it to the platform
     // service, which applies it to its own caller's address (packages/verify).
     if (allowed !== null && address !== null && !allowed.admits(address)) {
-      this.deps.refusals?.note({ type: caller.type, tokenId: caller.credentialId, userId: caller.user.id }, address, now);
+      if (label) this.deps.refusals?.note({ type: caller.type, tokenId: caller.credentialId, userId: caller.user.id, ...label }, address, now);
       throw invalidToken();
     }
     this.deps.usage.record(caller.credentialId, now, address);

@@ -2,7 +2,7 @@ import { MAX_TOKEN_LENGTH, ProblemError } from '../errors.js';
 import type { Authenticator } from './authenticator.js';
 import type { Caller, CredentialType } from './principal.js';
 
-/** An RFC 7662 answer about an active token (contract §7). */
+/** An RFC 7662 answer about an active token (docs/platform-services.md). */
 export interface ActiveToken {
   readonly active: true;
   readonly token_type: CredentialType;

@@ -10,6 +10,8 @@ export interface OpaqueEntry {
   readonly revoked: boolean;
   /** The token's network allow-list, parsed once when the entry is loaded; null for anywhere. */
   readonly allowed: AllowList | null;
+  /** An API or app token's name and hint, for the audit events about it; null for a service credential. */
+  readonly label: { readonly name: string; readonly hint: string } | null;
 }
 
 /** Looks an opaque token of a known kind up by its digest: users' tokens and services' credentials alike. */
@@ -21,10 +23,12 @@ export async function findOpaque(
   const digest = tokenDigest(token);
   if (kind === 'service') {
     const found = await stores.services.findByDigest(digest);
-    return found && { caller: { type: 'service', credentialId: found.id, name: found.name }, revoked: found.revokedAt !== null, allowed: null };
+    return found && { caller: { type: 'service', credentialId: found.id, name: found.name }, revoked: found.revokedAt !== null, allowed: null, label: null };
   }
   const found = await stores.tokens.findByDigest(digest);
-  return found && { caller: toPrincipal(found), revoked: found.revoked, allowed: found.token.allowedCidrs === null ? null : new AllowList(found.token.allowedCidrs) };
+  if (!found) return undefined;
+  const { allowedCidrs, name, hint } = found.token;
+  return { caller: toPrincipal(found), revoked: found.revoked, allowed: allowedCidrs === null ? null : new AllowList(allowedCidrs), label: { name, hint } };
 }
 
 function toPrincipal({ token, owner, app }: TokenLookup): Principal {

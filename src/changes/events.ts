@@ -1,5 +1,5 @@
 /*
- * What a change means to the platform's services: the events of GET /api/events (contract §7).
+ * What a change means to the platform's services: the events of GET /api/events (docs/platform-services.md).
  * Each is recorded in the change log with the change itself, in the same transaction, so a stream
  * fed from the log, live or resumed, says exactly what was committed.
  */

@@ -102,7 +102,7 @@ export interface ChangesTable {
   event: string | null;
 }
 
-/** One security event (contract §9). Never a secret: no token value, digest or password. */
+/** One security event (docs/audit-log.md). Never a secret: no token value, digest or password. */
 export interface AuditEventsTable {
   seq: Generated<number>;
   id: string;

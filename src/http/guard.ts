@@ -13,7 +13,7 @@ function neededScope(auth: RouteAuth): string {
 }
 
 /**
- * The authorization matrix of the contract, for one route and one caller. A service credential may
+ * The authorization matrix (docs/security.md, Authorization), for one route and one caller. A service credential may
  * call the service routes and nothing else; nothing else may call them.
  */
 export function authorize(principal: Caller, auth: RouteAuth): void {

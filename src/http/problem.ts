@@ -161,12 +161,57 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, proble
 }
 
 /**
+ * Says what a caller meant by a refused value, when something knows better than the schema (a scope
+ * meant for the other token type): a message for `field` holding `value`, or undefined.
+ */
+export type ExplainField = (field: string, value: unknown, message: string) => string | undefined;
+
+/** The value at a field path such as `scopes.1` of a parsed body; undefined when there is none. */
+function valueAt(body: unknown, field: string): unknown {
+  let value = body;
+  for (const key of field.split('.')) {
+    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, key)) return undefined;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value;
+}
+
+const DATE_TIME_REFUSED = `must be ${FORMAT_NAMES['date-time']}`;
+
+/** A date alone where a date-time is asked, the likeliest mistake: RFC 3339 section 5.6 needs the time and its offset. */
+function dateOnly(value: unknown, message: string): string | undefined {
+  if (message !== DATE_TIME_REFUSED || typeof value !== 'string' || !/^\d{4}-\d\d-\d\d$/.test(value)) return undefined;
+  return `must be a date-time with a time zone, such as ${value}T00:00:00Z; a date alone is not accepted`;
+}
+
+/** A body left out altogether: what the operation needs, from its schema's required fields. */
+function missingBody(request: FastifyRequest): string {
+  const schema = request.routeOptions.schema?.body as { required?: readonly string[] } | undefined;
+  const fields = (schema?.required ?? []).map((f) => `"${f}": …`).join(', ');
+  return `is missing: ${request.method} ${request.routeOptions.url ?? ''} needs a JSON body {${fields}}`;
+}
+
+/** `problem` with each field error `explain` knows more about reworded, and a missing body named as such. */
+function explained(problem: ProblemError, request: FastifyRequest, explain: ExplainField = () => undefined): ProblemError {
+  const absent = request.body === undefined || request.body === null;
+  const explainOne: ExplainField = (field, value, message) => dateOnly(value, message) ?? explain(field, value, message);
+  const errors = problem.errors?.map((e) => ({
+    field: e.field,
+    message: (e.field === 'body' && absent ? missingBody(request) : explainOne(e.field, valueAt(request.body, e.field), e.message)) ?? e.message,
+  }));
+  return errors ? new ProblemError('validation_failed', { errors }) : problem;
+}
+
+/**
  * The one place where errors become responses. A context whose routes take other bodies than JSON
  * (forms) says so in its `415` detail.
  */
-export function registerProblemHandler(app: FastifyInstance, options: { readonly mediaTypes?: string } = {}): void {
+export function registerProblemHandler(app: FastifyInstance, options: { readonly mediaTypes?: string; readonly explain?: ExplainField } = {}): void {
   app.setErrorHandler((error, request, reply) => {
     let problem = toProblem(error);
+    if (problem.code === 'validation_failed' && Array.isArray((error as { validation?: unknown }).validation)) {
+      problem = explained(problem, request, options.explain);
+    }
     if (options.mediaTypes && problem.code === 'unsupported_media_type' && problem.detail === PROBLEMS.unsupported_media_type.detail) {
       problem = new ProblemError('unsupported_media_type', { detail: options.mediaTypes });
     }

@@ -33,6 +33,18 @@ export class ScopeCatalogue {
   }
 
   /**
+   * A refusal of `scopes` (or of one item, `scopes.N`) reworded when a scope asked for is one of the
+   * catalogue's, for the other token type only: the caller meant it for the other type.
+   */
+  explainRefusal(field: string, value: unknown, message: string): string | undefined {
+    const items = field === 'scopes' && message.startsWith('must have at most') && Array.isArray(value) ? value : /^scopes\.\d+$/.test(field) ? [value] : [];
+    const entry = this.entries.find((e) => e.tokenTypes.length === 1 && items.includes(e.name));
+    if (!entry) return undefined;
+    const only = entry.tokenTypes[0] === 'app_token' ? 'app tokens' : 'API tokens';
+    return `${entry.name} is a scope for ${only} only: remove it, or ask for it on the other kind of token (GET /api/scopes lists each scope's token types)`;
+  }
+
+  /**
    * What is wrong with the scopes asked for a new token of `type` (nothing when it may carry them
    * all). Route schemas refuse the same; this keeps the rule true for every caller of a service.
    */

@@ -89,7 +89,7 @@ const detail = (t: TokenDetail) => ({
 
 const TOKEN_OWNERSHIP = "An API token of yours or an app token of one of your apps; anyone else's, revoked or expired is 404.";
 
-/** The token lifecycle: detail, narrowing, rotation (contract §8). */
+/** The token lifecycle: detail, narrowing, rotation (docs/token-lifecycle.md). */
 export function tokenLifecycleRoutes(app: Http, lifecycle: TokenLifecycle): void {
   app.get('/api/tokens/:id', {
     ...operation({

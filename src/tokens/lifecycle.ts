@@ -21,7 +21,7 @@ const UPDATE_ATTEMPTS = 3;
 const alreadyRotated = () => conflict('The token was already rotated: rotate its replacement instead.');
 
 /**
- * The token lifecycle (contract §8): detail, narrowing, rotation, an app's tokens. Tokens are the
+ * The token lifecycle (docs/token-lifecycle.md): detail, narrowing, rotation, an app's tokens. Tokens are the
  * caller's API tokens and the app tokens of their apps; anyone else's is not found, like a missing one.
  */
 export class TokenLifecycle {
@@ -111,13 +111,13 @@ export class TokenLifecycle {
     const graceEnd = graceSeconds === 0 ? null : iso(now + graceSeconds * 1000);
     const audit = (revoked: RevokedToken[]): AuditEvent[] => [
       auditEvent(
-        { type: 'token.rotated', userId, subject: { type: 'token', id: old.id }, details: { ...tokenDetails(old.kind, old.appId), new_token_id: record.id, grace_seconds: graceSeconds } },
+        { type: 'token.rotated', userId, subject: { type: 'token', id: old.id }, details: { ...tokenDetails(old), new_token_id: record.id, grace_seconds: graceSeconds } },
         context,
         now,
       ),
       // A token still in its grace from an earlier rotation ends now (a chain keeps two tokens alive at most).
       ...revoked.map((t) =>
-        auditEvent({ type: 'token.revoked', userId, subject: { type: 'token', id: t.id }, details: { ...tokenDetails(t.kind, t.appId), reason: 'rotated_again' } }, context, now),
+        auditEvent({ type: 'token.revoked', userId, subject: { type: 'token', id: t.id }, details: { ...tokenDetails(t), reason: 'rotated_again' } }, context, now),
       ),
     ];
     if (!(await this.store.rotate(old, record, graceEnd, iso(now), audit))) return undefined;
@@ -135,7 +135,8 @@ export class TokenLifecycle {
 /** `token.updated`, with the new values of what changed. */
 function updated(current: TokenRecord, changes: TokenChanges, context: RequestContext, now: number): AuditEvent {
   const details = {
-    ...tokenDetails(current.kind, current.appId),
+    // A renamed token is named by its new name.
+    ...tokenDetails(current),
     ...(changes.name === undefined ? {} : { name: changes.name }),
     ...(changes.scopes === undefined ? {} : { scopes: changes.scopes }),
     ...(changes.allowedCidrs === undefined ? {} : { allowed_cidrs: changes.allowedCidrs }),

@@ -2,7 +2,7 @@
 export const SCOPES = ['apps:read', 'apps:write', 'tokens:read'] as const;
 export type Scope = (typeof SCOPES)[number];
 
-/** What a scope name looks like (contract §7), unanchored: `apps:read`, `games:publish`. */
+/** What a scope name looks like (docs/platform-services.md), unanchored: `apps:read`, `games:publish`. */
 export const SCOPE_NAME = '[a-z][a-z0-9_-]{0,31}(:[a-z][a-z0-9_-]{0,31}){1,2}';
 export const MAX_SCOPE_NAME_LENGTH = 98;
 

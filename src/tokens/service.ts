@@ -45,9 +45,16 @@ export function mintToken(
   };
 }
 
-/** What an audit event says of a token: its type, and its app for an app token. */
-export const tokenDetails = (kind: TokenKind, appId: string | null): Details =>
-  appId === null ? { token_type: `${kind}_token` } : { token_type: `${kind}_token`, app_id: appId };
+/**
+ * What every token event of the audit log says of its token: its type, its app for an app token,
+ * and its name and hint, so a reader of the log knows which of their tokens it was.
+ */
+export const tokenDetails = ({ kind, appId, name, hint }: Pick<TokenRecord, 'kind' | 'appId' | 'name' | 'hint'>): Details => ({
+  token_type: `${kind}_token`,
+  ...(appId === null ? {} : { app_id: appId }),
+  name,
+  hint,
+});
 
 /** The allow-list a creation asks for, in stored form (null for none), or what is wrong with it. */
 export function requestedCidrs(list: readonly string[] | undefined): readonly string[] | null | FieldError {
@@ -88,7 +95,7 @@ export class TokenService {
       expiresAt: expiresAt === null ? null : iso(expiresAt),
       allowedCidrs,
     });
-    const details = { token_type: 'api_token', name: record.name, scopes: record.scopes, expires_at: record.expiresAt };
+    const details = { ...tokenDetails(record), scopes: record.scopes, expires_at: record.expiresAt };
     await this.store.insert(record, auditEvent({ type: 'token.created', userId, subject: { type: 'token', id: record.id }, details }, context, now));
     return { value, token: { ...record, lastUsedAt: null, replacedBy: null } };
   }
@@ -106,8 +113,8 @@ export class TokenService {
   async revoke(userId: string, tokenId: string, context: RequestContext): Promise<void> {
     if (!isUuid(tokenId)) throw notFound();
     const now = this.clock.now();
-    const audit = ({ kind, appId }: RevokedToken) =>
-      auditEvent({ type: 'token.revoked', userId, subject: { type: 'token', id: tokenId }, details: tokenDetails(kind, appId) }, context, now);
+    const audit = (revoked: RevokedToken) =>
+      auditEvent({ type: 'token.revoked', userId, subject: { type: 'token', id: tokenId }, details: tokenDetails(revoked) }, context, now);
     if (!(await this.store.revoke(tokenId, userId, iso(now), audit))) throw notFound();
     await this.feed.committed('token', tokenId);
   }

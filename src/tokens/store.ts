@@ -33,6 +33,8 @@ export interface RevokedToken {
   readonly userId: string;
   readonly kind: TokenKind;
   readonly appId: string | null;
+  readonly name: string;
+  readonly hint: string;
 }
 
 /** What authenticating a token needs in one read: the token, its owner and its app. */
@@ -119,13 +121,13 @@ export async function revokeIn(trx: ChangeTransaction, id: string, at: string, o
     .where('id', '=', id)
     .$if(ownerId !== null, (q) => q.where('user_id', '=', ownerId ?? ''))
     .where('revoked_at', 'is', null)
-    .returning(['kind', 'app_id', 'user_id'])
+    .returning(['kind', 'app_id', 'user_id', 'name', 'hint'])
     .executeTakeFirst();
   if (!revoked) return undefined;
   const tokenType = revoked.kind === 'api' ? 'api_token' : 'app_token';
   const data = { token_id: id, token_type: tokenType, user_id: revoked.user_id, ...(revoked.app_id === null ? {} : { app_id: revoked.app_id }) } as const;
   await recordChange(trx, 'token', id, at, { type: 'token.revoked', data });
-  return { id, kind: revoked.kind, appId: revoked.app_id, userId: revoked.user_id };
+  return { id, kind: revoked.kind, appId: revoked.app_id, userId: revoked.user_id, name: revoked.name, hint: revoked.hint };
 }
 
 /** SQL for API and app tokens. */

@@ -18,7 +18,7 @@ async function announced(feed: ChangeFeed, revoked: number): Promise<number> {
 const bySystem =
   (type: 'token.expired' | 'token.idle_revoked', details: Details, now: number) =>
   (token: RevokedToken): AuditEvent =>
-    auditEvent({ type, userId: token.userId, subject: { type: 'token', id: token.id }, details: { ...tokenDetails(token.kind, token.appId), ...details } }, SYSTEM_CONTEXT, now);
+    auditEvent({ type, userId: token.userId, subject: { type: 'token', id: token.id }, details: { ...tokenDetails(token), ...details } }, SYSTEM_CONTEXT, now);
 
 /**
  * Rotated tokens whose grace ended are marked revoked, with a `token.revoked` event for the
@@ -58,7 +58,7 @@ export const idleTokens = (store: TokenLifecycleStore, usage: UsageRecorder, fee
 });
 
 /**
- * `token.expiring`, 7 days and 1 day before a token expires (contract §9), in its owner's log and
+ * `token.expiring`, 7 days and 1 day before a token expires (docs/webhooks.md), in its owner's log and
  * so to their webhooks. The 7-day notice goes to tokens that live longer than 7 days and expire in
  * more than 1 and at most 7 days; the 1-day notice to tokens that live longer than a day and expire
  * within one. A notice may come up to one maintenance interval late; each is recorded once.
@@ -72,7 +72,7 @@ export const expiringTokens = (store: TokenLifecycleStore): Sweep => ({
           type: 'token.expiring',
           userId: token.userId,
           subject: { type: 'token', id: token.id },
-          details: { ...tokenDetails(token.kind, token.appId), hint: token.hint, name: token.name, expires_at: token.expiresAt, days },
+          details: { ...tokenDetails(token), expires_at: token.expiresAt, days },
         },
         SYSTEM_CONTEXT,
         now,

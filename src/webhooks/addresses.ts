@@ -1,6 +1,8 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { validationFailed } from '../errors.js';
+import { embeddedIPv4, isIPv4, parseIp } from '../lib/ip.js';
 import { decodeOnce, holdsCredential, NO_CREDENTIAL } from '../lib/text.js';
 import { type Resolution, type Resolve, resolutionFor, resolveIn } from './resolution.js';
 
@@ -16,70 +18,25 @@ export const MAX_WEBHOOK_URL_LENGTH = 2048;
 /** How long registration waits for a host name to resolve. */
 export const RESOLVE_TIMEOUT_MS = 3000;
 
-const refusedV4 = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], // this network, unspecified
-  ['10.0.0.0', 8], // private
-  ['100.64.0.0', 10], // carrier-grade NAT
-  ['127.0.0.0', 8], // loopback
-  ['169.254.0.0', 16], // link-local, cloud metadata
-  ['168.63.129.16', 32], // Azure's platform host (WireServer): reachable only from inside Azure, a metadata service
-  ['172.16.0.0', 12], // private
-  ['192.0.0.0', 24], // IETF protocol assignments
-  ['192.0.2.0', 24], // documentation
-  ['192.88.99.0', 24], // 6to4 relay anycast
-  ['192.168.0.0', 16], // private
-  ['198.18.0.0', 15], // benchmarking
-  ['198.51.100.0', 24], // documentation
-  ['203.0.113.0', 24], // documentation
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, and 255.255.255.255 broadcast
-] as const) refusedV4.addSubnet(net, prefix, 'ipv4');
-
-// Only global unicast (2000::/3) is reachable on the internet; everything outside it is loopback,
-// unspecified, link-local, unique-local, multicast or reserved. The forms that embed an IPv4
-// address are judged by that address before this list is consulted.
-const globalV6 = new BlockList();
-globalV6.addSubnet('2000::', 3, 'ipv6');
-const refusedV6 = new BlockList();
-for (const [net, prefix] of [
-  ['2001::', 23], // IETF protocol assignments: Teredo, benchmarking, ORCHID, ...
-  ['2001:db8::', 32], // documentation
-  ['3fff::', 20], // documentation
-] as const) refusedV6.addSubnet(net, prefix, 'ipv6');
-
-/** The 16 bytes of an IPv6 address in text form (validated by isIP first), a dotted tail included. */
-function ipv6Bytes(ip: string): number[] {
-  let text = ip;
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (dotted?.[1]) {
-    const [a = 0, b = 0, c = 0, d = 0] = dotted[1].split('.').map(Number);
-    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head = '', tail] = text.split('::');
-  const groups = (part: string) => (part === '' ? [] : part.split(':').map((g) => parseInt(g, 16)));
-  const left = groups(head);
-  const right = tail === undefined ? [] : groups(tail);
-  const words = [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
-  return words.flatMap((w) => [w >> 8, w & 0xff]);
-}
-
-const zeros = (bytes: number[], from: number, to: number) => bytes.slice(from, to).every((b) => b === 0);
-
 /**
- * The IPv4 address carried inside an IPv6 one, or null: IPv4-mapped (::ffff:0:0/96),
- * IPv4-compatible (::/96, which also holds :: and ::1), NAT64 (64:ff9b::/96) and 6to4 (2002::/16).
- * Such an address reaches the IPv4 host inside it, so it is judged as that host.
+ * IPv4 ranges no webhook may reach, by ipaddr.js's names for the special-purpose blocks of
+ * RFC 6890: this network, private (RFC 1918), carrier-grade NAT (RFC 6598), loopback, link-local
+ * (cloud metadata at 169.254.169.254), multicast, broadcast, and the reserved and documentation
+ * blocks (RFC 5737, RFC 2544, 240.0.0.0/4).
  */
-function embeddedIPv4(ip: string): string | null {
-  const b = ipv6Bytes(ip);
-  const quad = (at: number) => b.slice(at, at + 4).join('.');
-  if (zeros(b, 0, 10) && b[10] === 0xff && b[11] === 0xff) return quad(12);
-  if (zeros(b, 0, 12)) return quad(12);
-  if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && zeros(b, 4, 12)) return quad(12);
-  if (b[0] === 0x20 && b[1] === 0x02) return quad(2);
-  return null;
-}
+const REFUSED_V4 = new Set(['unspecified', 'private', 'carrierGradeNat', 'loopback', 'linkLocal', 'multicast', 'broadcast', 'reserved']);
+/** Azure's platform host (WireServer): reachable only from inside Azure, a metadata service. */
+const AZURE_WIRESERVER = ipaddr.IPv4.parseCIDR('168.63.129.16/32');
+
+// Only global unicast (2000::/3, RFC 4291 section 2.4) is reachable on the internet; everything
+// outside it is loopback, unspecified, link-local, unique-local, multicast or reserved. Inside it:
+// the IETF protocol assignments (RFC 2928: Teredo, benchmarking, ORCHID, ...) and the two
+// documentation blocks (RFC 3849, RFC 9637). The forms that embed an IPv4 address are judged by
+// that address first.
+const GLOBAL_V6 = ipaddr.IPv6.parseCIDR('2000::/3');
+const REFUSED_V6 = ['2001::/23', '2001:db8::/32', '3fff::/20'].map((cidr) => ipaddr.IPv6.parseCIDR(cidr));
+
+const refusedV4 = (ip: ipaddr.IPv4): boolean => REFUSED_V4.has(ip.range()) || ip.match(AZURE_WIRESERVER);
 
 /**
  * Whether a webhook must not be sent to this address: loopback, private, link-local, CGNAT,
@@ -87,13 +44,14 @@ function embeddedIPv4(ip: string): string | null {
  * the IPv4 address. Anything that is not an IP address is refused.
  */
 export function isRefusedAddress(ip: string): boolean {
-  const version = isIP(ip);
-  if (version === 4) return refusedV4.check(ip, 'ipv4');
+  const address = parseIp(ip);
+  if (address === null) return true;
+  if (isIPv4(address)) return refusedV4(address);
   // A zone id (fe80::1%eth0) names an interface of this machine: link-local by definition.
-  if (version !== 6 || ip.includes('%')) return true;
-  const inner = embeddedIPv4(ip.toLowerCase());
-  if (inner !== null) return refusedV4.check(inner, 'ipv4');
-  return !globalV6.check(ip, 'ipv6') || refusedV6.check(ip, 'ipv6');
+  if (address.zoneId !== undefined) return true;
+  const inner = embeddedIPv4(address);
+  if (inner !== null) return refusedV4(inner);
+  return !address.match(GLOBAL_V6) || REFUSED_V6.some((range) => address.match(range));
 }
 
 /** `localhost` and `*.localhost` always mean this machine (RFC 6761), whatever DNS says. */

@@ -103,7 +103,7 @@ const DeliveriesQuery = Type.Object(
 
 const USER_ONLY = 'Needs a user token (API and app tokens get 403).';
 
-/** /api/webhooks: a user's own endpoints, for their own events (contract §9). */
+/** /api/webhooks: a user's own endpoints, for their own events (docs/webhooks.md). */
 export function webhookRoutes(app: Http, webhooks: WebhookService): void {
   const tags = ['webhooks'] as const;
   const owner = (request: Parameters<typeof principalOf>[0]) => principalOf(request).user.id;

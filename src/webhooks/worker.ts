@@ -11,7 +11,7 @@ const SECOND = 1000;
 const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
 
-/** The wait after each failed attempt, before jitter: the first retry comes within a minute (contract §9). */
+/** The wait after each failed attempt, before jitter: the first retry comes within a minute (docs/webhooks.md). */
 export const RETRY_DELAYS_MS = [5 * SECOND, MINUTE, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR] as const;
 /** A delivery is retried for a day from its creation; an attempt that fails at or after it is the last. */
 export const DELIVERY_WINDOW_MS = 24 * HOUR;

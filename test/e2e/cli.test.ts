@@ -263,5 +263,12 @@ describe('rz-auth CLI', { timeout: 60_000 }, () => {
       expect(res.stderr).toMatch(/^rz-auth: configuration error: /);
       expect(res.stderr).toContain(variable);
     });
+
+    it('serve with a hop count on every interface started, believing any client that reached the port: now exit 2 naming TRUST_PROXY_HOPS_CONFIRMED', async () => {
+      const res = await runCli(['serve'], { ...env, HOST: '0.0.0.0', TRUST_PROXY: '1' });
+      expect(res.code).toBe(2);
+      expect(res.stderr).toMatch(/^rz-auth: configuration error: TRUST_PROXY=1 counts proxy hops/);
+      expect(res.stderr).toContain('TRUST_PROXY_HOPS_CONFIRMED=true');
+    });
   });
 });

@@ -368,7 +368,7 @@ describe('audit events of account security and the token lifecycle', () => {
     const [updated, ...more] = await ofType(user, 'token.updated');
     expect(more).toEqual([]);
     expect(updated).toMatchObject({ actor: { type: 'user', id: user.id }, subject: { type: 'token', id: token.id }, ...byRequest(res) });
-    expect(updated?.details).toEqual({ token_type: 'api_token', name: 'narrowed', scopes: ['apps:read'] });
+    expect(updated?.details).toEqual({ token_type: 'api_token', name: 'narrowed', hint: `rz_${token.token.slice(-4)}`, scopes: ['apps:read'] });
     // A PATCH that is refused changes nothing and records nothing.
     expect((await send('PATCH', `/api/tokens/${token.id}`, { scopes: ['apps:write'] }, user.jwt)).statusCode).toBe(400);
     expect(await ofType(user, 'token.updated')).toHaveLength(1);
@@ -382,7 +382,7 @@ describe('audit events of account security and the token lifecycle', () => {
     const next = res.json() as { id: string; token: string };
     const [rotated] = await ofType(user, 'token.rotated');
     expect(rotated).toMatchObject({ actor: { type: 'user', id: user.id }, subject: { type: 'token', id: old.id }, ...byRequest(res) });
-    expect(rotated?.details).toEqual({ token_type: 'api_token', new_token_id: next.id, grace_seconds: 60 });
+    expect(rotated?.details).toEqual({ token_type: 'api_token', name: 'test token', hint: `rz_${old.token.slice(-4)}`, new_token_id: next.id, grace_seconds: 60 });
     expect(JSON.stringify(rotated)).not.toContain(next.token);
 
     await t.services.maintenance.runOnce();
@@ -472,5 +472,133 @@ describe('audit events of account security and the token lifecycle', () => {
       userAgent: 'audit-test/1.0',
       requestId: res.headers['x-request-id'],
     });
+  });
+});
+
+/**
+ * Every token event named its token only by id (token.created alone carried the name): the log's
+ * reader could not tell which of their tokens was revoked, refused or leaked. Now each carries the
+ * token's name and hint (`rz_` or `rza_` and the value's last four characters), never more of it.
+ */
+describe('every token event names the token, by its name and hint', () => {
+  const DAY = 86_400_000;
+  const clock = new TestClock();
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ clock, env: { TOKEN_IDLE_REVOKE_DAYS: '10' } });
+  });
+  afterAll(() => t.close());
+
+  interface Named {
+    readonly id: string;
+    readonly name: string;
+    readonly hint: string;
+    readonly value: string;
+  }
+  const apiToken = async (user: TestUser, body: Record<string, unknown> = {}): Promise<Named> => {
+    const created = await createApiToken(t, user.jwt, { name: 'deploy bot', ...body });
+    return { id: created.id, name: 'deploy bot', hint: `rz_${created.token.slice(-4)}`, value: created.token };
+  };
+  const call = (method: 'POST' | 'PATCH' | 'DELETE' | 'GET', url: string, body: unknown, token: string, remoteAddress = '203.0.113.7') =>
+    t.inject({
+      method,
+      url,
+      remoteAddress,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
+    });
+  const inDays = (days: number) => new Date(clock.now() + days * DAY).toISOString();
+
+  /** Each event type, and how to cause it for a new user: the token it must name. */
+  const cases: Array<[string, (user: TestUser) => Promise<Named>]> = [
+    ['token.created', (user) => apiToken(user)],
+    [
+      'token.created',
+      async (user) => {
+        const app = await registerApp(t, user.jwt, { name: 'Asteroids' });
+        return { id: app.token_id, name: 'Asteroids', hint: `rza_${app.token.slice(-4)}`, value: app.token };
+      },
+    ],
+    [
+      'token.revoked',
+      async (user) => {
+        const token = await apiToken(user);
+        expect((await call('DELETE', `/api/tokens/${token.id}`, undefined, user.jwt)).statusCode).toBe(204);
+        return token;
+      },
+    ],
+    [
+      'token.updated',
+      async (user) => {
+        const token = await apiToken(user, { scopes: ['apps:read', 'tokens:read'] });
+        expect((await call('PATCH', `/api/tokens/${token.id}`, { scopes: ['apps:read'] }, user.jwt)).statusCode).toBe(200);
+        return token;
+      },
+    ],
+    [
+      'token.rotated',
+      async (user) => {
+        const token = await apiToken(user);
+        expect((await call('POST', `/api/tokens/${token.id}/rotate`, { grace_seconds: 60 }, user.jwt)).statusCode).toBe(201);
+        return token;
+      },
+    ],
+    [
+      'token.expiring',
+      async (user) => {
+        // Lives over 7 days and expires within 7: the week's notice, before the idle policy's 10 days.
+        const token = await apiToken(user, { expires_at: inDays(8) });
+        clock.advance(2 * DAY);
+        await t.services.maintenance.runOnce();
+        return token;
+      },
+    ],
+    [
+      'token.expired',
+      async (user) => {
+        const token = await apiToken(user, { expires_at: inDays(2) });
+        clock.advance(2 * DAY + 1);
+        await t.services.maintenance.runOnce();
+        return token;
+      },
+    ],
+    [
+      'token.idle_revoked',
+      async (user) => {
+        const token = await apiToken(user);
+        clock.advance(10 * DAY + 1);
+        await t.services.maintenance.runOnce();
+        return token;
+      },
+    ],
+    [
+      'token.refused',
+      async (user) => {
+        const token = await apiToken(user, { allowed_cidrs: ['198.51.100.0/24'] });
+        expect((await call('GET', '/api/me', undefined, token.value)).statusCode).toBe(401);
+        await t.services.refusals.flush();
+        return token;
+      },
+    ],
+    [
+      'token.leaked',
+      async (user) => {
+        const token = await apiToken(user);
+        expect((await json(t, 'POST', '/api/tokens/leaked', { tokens: [token.value] })).statusCode).toBe(202);
+        return token;
+      },
+    ],
+  ];
+
+  it.each(cases)('%s carries details.name and details.hint', async (type, cause) => {
+    const user = await signup(t);
+    const token = await cause(user);
+    // A fresh login: some causes move the clock past the signup's user token.
+    const res = await json(t, 'GET', `/api/audit?type=${type}`, undefined, await login(t, user.email));
+    expect(res.statusCode, res.body).toBe(200);
+    const [event, ...more] = (res.json() as { events: Event[] }).events;
+    expect(more).toEqual([]);
+    expect(event).toMatchObject({ type, subject: { type: 'token', id: token.id }, details: { name: token.name, hint: token.hint } });
+    expect(JSON.stringify(event)).not.toContain(token.value);
   });
 });

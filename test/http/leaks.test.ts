@@ -84,7 +84,7 @@ describe('POST /api/tokens/leaked', () => {
     expect(res.statusCode).toBe(202);
     expectInvalidToken(await json(t, 'GET', '/api/me', undefined, api.token));
     const [event] = await leakedEvents(owner);
-    expect(event?.details).toEqual({ token_type: 'api_token', hint: `rz_${api.token.slice(-4)}`, report_format: 'github' });
+    expect(event?.details).toEqual({ token_type: 'api_token', name: 'test token', hint: `rz_${api.token.slice(-4)}`, report_format: 'github' });
     // Where it was found is the reporter's word, and anyone can report: not recorded.
     expect(JSON.stringify(event)).not.toContain('github.com');
   });

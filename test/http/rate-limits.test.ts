@@ -93,6 +93,17 @@ describe('per client address', () => {
     expectRateLimited(await viaProxy('203.0.113.1'));
   });
 
+  it('TRUST_PROXY naming the load balancer believes X-Forwarded-For from it only, not from a client reaching the port directly', async () => {
+    const app = await start({ RATE_LIMIT_ADDRESS: '1/60', TRUST_PROXY: '10.0.0.5, 10.0.1.0/24', HOST: '0.0.0.0' });
+    const from = (socket: string, client: string) => get(app, '/.well-known/jwks.json', { 'x-forwarded-for': client }, socket);
+    expect((await from('10.0.0.5', '203.0.113.1')).statusCode).toBe(200);
+    expect((await from('10.0.1.77', '203.0.113.2')).statusCode).toBe(200);
+    expectRateLimited(await from('10.0.1.8', '203.0.113.1'));
+    // A client that reaches the port itself is its socket address, whatever it forwards.
+    expect((await from('198.51.100.9', '203.0.113.3')).statusCode).toBe(200);
+    expectRateLimited(await from('198.51.100.9', '203.0.113.4'));
+  });
+
   it('buckets IPv6 clients by /64', async () => {
     const app = await start({ RATE_LIMIT_ADDRESS: '2/60' });
     expect((await get(app, '/.well-known/jwks.json', {}, '2001:db8:0:1::1')).statusCode).toBe(200);

@@ -52,4 +52,15 @@ describe('network allow-lists', () => {
     expect(narrows(['::/0'], ['10.0.0.0/8'])).toBe(true);
     expect(narrows(['::ffff:127.0.0.0/104'], ['127.0.0.0/7'])).toBe(false);
   });
+
+  it('legacy IPv4 spellings that ipaddr.js alone would read as other hosts are refused, not reinterpreted', () => {
+    for (const cidr of ['127.1/32', '0x7f.0.0.1/8', '010.0.0.1/8', '::ffff:0x7f.0.0.1/128', '1.2.3.04']) {
+      expect(parseCidrs([cidr]), cidr).toMatchObject({ field: 'allowed_cidrs' });
+    }
+    expect(new AllowList(['10.0.0.0/8']).admits('010.0.0.1')).toBe(false);
+  });
+
+  it('stores IPv6 in RFC 5952 form and an IPv4-mapped network with its dotted tail', () => {
+    expect(parseCidrs(['2001:0DB8:0:0:1:0:0:1/128', '::FFFF:7F00:1/120', '0:0:0:0:ffff:0:0:0/98'])).toEqual(['2001:db8::1:0:0:1/128', '::ffff:127.0.0.0/120', '::ffff:0:0:0/98']);
+  });
 });

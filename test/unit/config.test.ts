@@ -33,6 +33,23 @@ describe('configuration', () => {
     for (const url of ['redis://h:6379', 'redis://h:6379/', 'redis://h:6379/3', 'rediss://u:p@h:6380/15']) expect(loadConfig({ REDIS_URL: url }).redisUrl).toBe(url);
   });
 
+  it('TRUST_PROXY took a network whose text merely began with ::ffff: (0:0:0:0:ffff::/98, IPv4-translated, not IPv4-mapped) for IPv4 and refused it as wide: now judged by its addresses', () => {
+    expect(loadConfig({ TRUST_PROXY: '0:0:0:0:ffff::/98' }).trustProxy).toEqual(['0:0:0:0:ffff::/98']);
+    expect(() => loadConfig({ TRUST_PROXY: '::ffff:10.0.0.0/103' })).toThrow(/TRUST_PROXY.*wider/);
+  });
+
+  it('a hop count with a wildcard HOST let any client reaching the port pick its address: refused unless TRUST_PROXY_HOPS_CONFIRMED', () => {
+    for (const host of ['0.0.0.0', '::', '[::]', '0:0:0:0:0:0:0:0']) {
+      expect(() => loadConfig({ HOST: host, TRUST_PROXY: '1' }), host).toThrow(/^TRUST_PROXY=1 counts proxy hops, but HOST=.* listens on every interface.*TRUST_PROXY_HOPS_CONFIRMED=true/);
+    }
+    expect(loadConfig({ HOST: '0.0.0.0', TRUST_PROXY: '1', TRUST_PROXY_HOPS_CONFIRMED: 'true' }).trustProxy).toBe(1);
+    expect(() => loadConfig({ HOST: '0.0.0.0', TRUST_PROXY: '1', TRUST_PROXY_HOPS_CONFIRMED: 'maybe' })).toThrow(/^TRUST_PROXY_HOPS_CONFIRMED must be true or false/);
+    // Naming the proxies has no such hole, and one interface is reached only by whom it faces.
+    expect(loadConfig({ HOST: '0.0.0.0', TRUST_PROXY: '10.0.0.5, 10.0.1.0/24' }).trustProxy).toEqual(['10.0.0.5', '10.0.1.0/24']);
+    expect(loadConfig({ HOST: '10.0.0.9', TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(loadConfig({ HOST: '::', TRUST_PROXY: 'off' }).trustProxy).toBe(false);
+  });
+
   it('reads postgres URLs', () => {
     expect(loadConfig({ DATABASE_URL: 'postgres://u@h/db' }).database).toEqual({ kind: 'postgres', url: 'postgres://u@h/db', poolSize: 10 });
   });

@@ -19,7 +19,7 @@ describe('allow-list refusal recorder', () => {
       throw error;
     });
     const now = t.services.clock.now();
-    for (let i = 0; i <= 10_000; i++) recorder.note({ type: 'api_token', tokenId: randomUUID(), userId }, '192.0.2.1', now);
+    for (let i = 0; i <= 10_000; i++) recorder.note({ type: 'api_token', tokenId: randomUUID(), userId, name: 'ci', hint: 'rz_abcd' }, '192.0.2.1', now);
     await recorder.flush();
     expect(await refusedOf(userId)).toHaveLength(10_000);
   });
@@ -35,7 +35,7 @@ describe('allow-list refusal recorder', () => {
       },
       (error) => reported.push(error),
     );
-    const token = { type: 'app_token' as const, tokenId: randomUUID(), userId };
+    const token = { type: 'app_token' as const, tokenId: randomUUID(), userId, name: 'Asteroids', hint: 'rza_abcd' };
     recorder.note(token, '192.0.2.1', t.services.clock.now());
     await recorder.flush();
     expect(reported).toHaveLength(1);
@@ -60,7 +60,7 @@ describe('allow-list refusal recorder', () => {
         throw error;
       },
     );
-    const token = { type: 'api_token' as const, tokenId: randomUUID(), userId };
+    const token = { type: 'api_token' as const, tokenId: randomUUID(), userId, name: 'ci', hint: 'rz_abcd' };
     const now = t.services.clock.now();
     for (let i = 0; i < 5; i++) recorder.note(token, `192.0.2.${i + 1}`, now);
     // Started on the first refusal itself, not at the next interval.

@@ -1,38 +1,49 @@
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import type { Caller } from './caller.js';
 
 /** `address/prefix` as rz-auth sends it (lower case, no zone id); a prefix in range for the family. */
 const NETWORK = /^([0-9a-f.:]{2,45})\/([0-9]{1,3})$/;
+
+/** A network in the IPv6 space: IPv4 as IPv4-mapped (RFC 4291 section 2.5.5.2), so either spelling of a client matches. */
+type Network = [ipaddr.IPv6, number];
+
+/**
+ * An address in its standard form, in the IPv6 space. node:net decides what is an address:
+ * ipaddr.js alone also reads legacy forms (`127.1`, `0x7f.0.0.1`) that name other hosts.
+ */
+function parseAddress(text: string): ipaddr.IPv6 | null {
+  if (isIP(text) === 0) return null;
+  const address = ipaddr.parse(text);
+  return address instanceof ipaddr.IPv4 ? address.toIPv4MappedAddress() : address;
+}
 
 /** Whether `list` is a list of networks rz-auth could have sent: anything else is no answer to trust. */
 export function isNetworkList(list: unknown): list is string[] {
   return Array.isArray(list) && list.length <= 100 && list.every((item) => parseNetwork(item) !== null);
 }
 
-function parseNetwork(item: unknown): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | null {
+function parseNetwork(item: unknown): Network | null {
   const match = typeof item === 'string' ? NETWORK.exec(item) : null;
   if (!match) return null;
-  const [, address = '', digits = ''] = match;
-  const version = isIP(address);
+  const [, text = '', digits = ''] = match;
+  const version = isIP(text);
   const prefix = Number(digits);
-  if (version === 0 || prefix > (version === 4 ? 32 : 128)) return null;
-  return { address, prefix, family: version === 4 ? 'ipv4' : 'ipv6' };
+  const address = parseAddress(text);
+  if (address === null || prefix > (version === 4 ? 32 : 128)) return null;
+  return [address, version === 4 ? prefix + 96 : prefix];
 }
 
 /** Each cached caller's list, parsed once. */
-const lists = new WeakMap<readonly string[], BlockList>();
+const lists = new WeakMap<readonly string[], Network[]>();
 
-function blockList(networks: readonly string[]): BlockList {
-  let list = lists.get(networks);
-  if (!list) {
-    list = new BlockList();
-    for (const item of networks) {
-      const network = parseNetwork(item);
-      if (network) list.addSubnet(network.address, network.prefix, network.family);
-    }
-    lists.set(networks, list);
+function networksOf(cidrs: readonly string[]): Network[] {
+  let networks = lists.get(cidrs);
+  if (!networks) {
+    networks = cidrs.map(parseNetwork).filter((n): n is Network => n !== null);
+    lists.set(cidrs, networks);
   }
-  return list;
+  return networks;
 }
 
 /**
@@ -43,6 +54,6 @@ function blockList(networks: readonly string[]): BlockList {
 export function admits(caller: Caller, address: string | undefined): boolean {
   if (caller.allowedCidrs === undefined) return true;
   if (address === undefined) return false;
-  const version = isIP(address);
-  return version !== 0 && blockList(caller.allowedCidrs).check(address, version === 4 ? 'ipv4' : 'ipv6');
+  const client = parseAddress(address);
+  return client !== null && networksOf(caller.allowedCidrs).some((network) => client.match(network));
 }

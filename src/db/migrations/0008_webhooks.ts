@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * Webhooks (contract §9). The audit log is their outbox: `audit_events.dispatched` marks the events
+ * Webhooks (docs/webhooks.md). The audit log is their outbox: `audit_events.dispatched` marks the events
  * the dispatcher has turned into deliveries, so recording an event costs nothing more than before
  * (the column has a default). Events recorded before this migration are marked dispatched: no
  * endpoint existed to want them. A partial index keeps the dispatcher's probe one index lookup

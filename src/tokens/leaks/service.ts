@@ -58,8 +58,8 @@ export class LeakResponse {
   private async revokeToken(found: TokenLookup, report: Details, context: RequestContext): Promise<void> {
     const now = this.deps.clock.now();
     if (found.revoked || (found.token.expiresAt !== null && Date.parse(found.token.expiresAt) <= now)) return;
-    const { id, userId, kind, appId, hint } = found.token;
-    const audit = () => auditEvent({ type: 'token.leaked', userId, subject: { type: 'token', id }, details: { ...tokenDetails(kind, appId), hint, ...report } }, context, now);
+    const { id, userId } = found.token;
+    const audit = () => auditEvent({ type: 'token.leaked', userId, subject: { type: 'token', id }, details: { ...tokenDetails(found.token), ...report } }, context, now);
     if (await this.deps.tokens.revoke(id, userId, iso(now), audit)) await this.deps.feed.committed('token', id);
   }
 
