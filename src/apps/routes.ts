@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf } from '../api/route.js';
-import { AllowedCidrs, IdParams, Label, Timestamp, Uuid } from '../api/schemas.js';
+import { AllowedCidrs, IdParams, Label, ScopeNames, Timestamp, Uuid } from '../api/schemas.js';
 import type { ScopeCatalogue } from '../scopes/catalogue.js';
 import { requestedScopes } from '../scopes/routes.js';
 import { TOKEN_SHAPE } from '../tokens/format.js';
@@ -38,15 +38,23 @@ const AppTokenValue = Type.String({
   description: 'The app token value: `rza_` + 43 random base62 + 6 base62 checksum. Shown only in this response: store it now.',
 });
 
+/** What a new app token may do, as POST /api/tokens answers it for an API token. */
+const IssuedLimits = {
+  scopes: { ...ScopeNames, description: "The app token's scopes." },
+  expires_at: Type.Union([Timestamp, Type.Null()], { description: 'When the app token expires; null for never.' }),
+  allowed_cidrs: Type.Union([AllowedCidrs, Type.Null()], { description: 'The networks the app token may be used from; null for anywhere.' }),
+};
+
 const RegisteredApp = Type.Object(
-  { id: Uuid, name: Label, description: Description, created_at: Timestamp, token: AppTokenValue, token_id: Uuid },
+  { id: Uuid, name: Label, description: Description, created_at: Timestamp, token: AppTokenValue, token_id: Uuid, ...IssuedLimits },
   { additionalProperties: false },
 );
 
-const IssuedToken = Type.Object({ token: AppTokenValue, token_id: Uuid, created_at: Timestamp }, { additionalProperties: false });
+const IssuedToken = Type.Object({ token: AppTokenValue, token_id: Uuid, created_at: Timestamp, ...IssuedLimits }, { additionalProperties: false });
 
 const record = (a: App) => ({ id: a.id, name: a.name, description: a.description, created_at: a.createdAt });
-const issued = (t: IssuedAppToken) => ({ token: t.value, token_id: t.tokenId, created_at: t.createdAt });
+const limitsOf = (t: IssuedAppToken) => ({ scopes: [...t.scopes], expires_at: t.expiresAt, allowed_cidrs: t.allowedCidrs && [...t.allowedCidrs] });
+const issued = (t: IssuedAppToken) => ({ token: t.value, token_id: t.tokenId, created_at: t.createdAt, ...limitsOf(t) });
 
 /** Apps and their tokens. */
 export function appRoutes(app: Http, apps: AppService, catalogue: ScopeCatalogue): void {
@@ -65,7 +73,7 @@ export function appRoutes(app: Http, apps: AppService, catalogue: ScopeCatalogue
     }),
     handler: async (request, reply) => {
       const { app: created, token } = await apps.register(principalOf(request), request.body, contextOf(request));
-      return reply.code(201).send({ ...record(created), token: token.value, token_id: token.tokenId });
+      return reply.code(201).send({ ...record(created), token: token.value, token_id: token.tokenId, ...limitsOf(token) });
     },
   });
 

@@ -9,7 +9,7 @@ import { cleanLabel, cleanText } from '../lib/text.js';
 import type { ScopeCatalogue } from '../scopes/catalogue.js';
 import { narrows } from '../tokens/cidrs.js';
 import { impliedExpiry, NO_POLICY, type TokenPolicy } from '../tokens/policy.js';
-import { isFieldError, mintToken, requestedCidrs, tokenDetails } from '../tokens/service.js';
+import { isFieldError, type MintedToken, mintToken, requestedCidrs, tokenDetails } from '../tokens/service.js';
 import type { NewToken } from '../tokens/store.js';
 import type { App, AppStore } from './store.js';
 
@@ -28,11 +28,24 @@ export interface RegisterAppInput extends AppTokenInput {
   readonly description?: string | undefined;
 }
 
+/** A new app token as its creation answers it: the value (shown once) and what it may do. */
 export interface IssuedAppToken {
   readonly value: string;
   readonly tokenId: string;
   readonly createdAt: string;
+  readonly scopes: readonly string[];
+  readonly expiresAt: string | null;
+  readonly allowedCidrs: readonly string[] | null;
 }
+
+const issuedFrom = (minted: MintedToken): IssuedAppToken => ({
+  value: minted.value,
+  tokenId: minted.record.id,
+  createdAt: minted.record.createdAt,
+  scopes: minted.record.scopes,
+  expiresAt: minted.record.expiresAt,
+  allowedCidrs: minted.record.allowedCidrs,
+});
 
 const sorted = (scopes: readonly string[] | undefined): string[] => [...new Set(scopes ?? [])].sort();
 
@@ -95,7 +108,7 @@ export class AppService {
       this.tokenCreated(minted.record, context, now),
     ];
     await this.store.insertWithToken(app, minted.record, events);
-    return { app, token: { value: minted.value, tokenId: minted.record.id, createdAt } };
+    return { app, token: issuedFrom(minted) };
   }
 
   list(userId: string): Promise<App[]> {
@@ -131,7 +144,7 @@ export class AppService {
     const fields = { userId, appId: app.id, name: app.name, scopes: sorted(input.scopes), createdAt, ...limits };
     const minted = mintToken('app', fields);
     if (!(await this.store.insertToken(minted.record, this.tokenCreated(minted.record, context, now)))) throw notFound();
-    return { value: minted.value, tokenId: minted.record.id, createdAt };
+    return issuedFrom(minted);
   }
 
   private tokenCreated(token: NewToken, context: RequestContext, now: number): AuditEvent {
