@@ -6,6 +6,7 @@ import { DAY_MS } from './clock.js';
 import type { TokenPolicy } from './tokens/policy.js';
 import { type PlatformScope, readScopesFile, ScopesFileError } from './scopes/file.js';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
+import { CAP_VARIABLES, DEFAULT_CAPS, type OwnershipCaps } from './lib/caps.js';
 import { bool, ConfigError, type Env, int, oneOf, optionalInt, raw } from './lib/env-vars.js';
 
 export { ConfigError };
@@ -67,6 +68,13 @@ export interface Config {
    * (WEBHOOK_ALLOW_PRIVATE, development and tests only), and how long one attempt may take.
    */
   readonly webhooks: { readonly allowPrivate: boolean; readonly timeoutMs: number };
+  /** What one user may own (MAX_API_TOKENS_PER_USER, MAX_APPS_PER_USER, MAX_TOKENS_PER_APP, MAX_WEBHOOKS_PER_USER). */
+  readonly caps: OwnershipCaps;
+}
+
+function parseCaps(env: Env): OwnershipCaps {
+  const cap = (key: keyof OwnershipCaps) => int(env, CAP_VARIABLES[key], DEFAULT_CAPS[key], 1, 1_000_000);
+  return { apiTokensPerUser: cap('apiTokensPerUser'), appsPerUser: cap('appsPerUser'), tokensPerApp: cap('tokensPerApp'), webhooksPerUser: cap('webhooksPerUser') };
 }
 
 function parseQuota(env: Env, name: string, fallback: string): Quota | null {
@@ -215,6 +223,7 @@ export function loadConfig(env: Env): Config {
       allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_SECONDS', 10, 1, 60) * 1000,
     },
+    caps: parseCaps(env),
   };
   return deepFreeze(config);
 }

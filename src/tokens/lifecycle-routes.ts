@@ -2,7 +2,10 @@ import { Type } from 'typebox';
 import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf } from '../api/route.js';
-import { AllowedCidrs, IdParams, Label, NullableTimestamp, ScopeName, ScopeNames, Timestamp, Uuid } from '../api/schemas.js';
+import { AllowedCidrs, IdParams, Label, listPage, NullableTimestamp, PageParams, ScopeName, ScopeNames, Timestamp, Uuid } from '../api/schemas.js';
+import { parsePage } from '../lib/pages.js';
+import type { ListedToken } from './list-store.js';
+import { ENDED_VISIBLE, EndFields, StateParam } from './state-schemas.js';
 import { MAX_TOKEN_SCOPES } from './scopes.js';
 import type { TokenDetail } from './lifecycle-store.js';
 import { MAX_GRACE_SECONDS, type TokenLifecycle } from './lifecycle.js';
@@ -27,6 +30,7 @@ const Detail = Type.Object(
     last_used_ip: Type.Union([Type.String({ maxLength: 64, examples: ['203.0.113.7'] }), Type.Null()], {
       description: 'The client address of the last use (as the rate limiter sees it); null before the first use.',
     }),
+    ...EndFields,
     scopes_used: Type.Array(ScopeName, {
       uniqueItems: true,
       maxItems: MAX_TOKEN_SCOPES,
@@ -74,9 +78,22 @@ const Rotated = Type.Object(
 );
 
 const AppTokenItem = Type.Object(
-  { id: Uuid, hint: Hint, scopes: ScopeNames, created_at: Timestamp, expires_at: NullableTimestamp, last_used_at: LastUsed },
+  { id: Uuid, hint: Hint, scopes: ScopeNames, created_at: Timestamp, expires_at: NullableTimestamp, last_used_at: LastUsed, ...EndFields },
   { additionalProperties: false },
 );
+
+const AppTokensQuery = Type.Object({ ...PageParams, state: StateParam }, { additionalProperties: false });
+
+const appTokenItem = (t: ListedToken) => ({
+  id: t.id,
+  hint: t.hint,
+  scopes: [...t.scopes],
+  created_at: t.createdAt,
+  expires_at: t.expiresAt,
+  last_used_at: t.lastUsedAt,
+  state: t.state,
+  revoked_at: t.revokedAt,
+});
 
 const typeOf = (t: TokenRecord) => (t.kind === 'api' ? ('api_token' as const) : ('app_token' as const));
 
@@ -88,7 +105,8 @@ const detail = (t: TokenDetail) => ({
   scopes_used: [...t.scopesUsed],
 });
 
-const TOKEN_OWNERSHIP = "An API token of yours or an app token of one of your apps; anyone else's, revoked or expired is 404.";
+const TOKEN_OWNERSHIP = "An API token of yours or an app token of one of your apps; anyone else's is 404.";
+const ACTIVE_ONLY = `${TOKEN_OWNERSHIP} An expired or revoked one is 404 too.`;
 
 /** The token lifecycle: detail, narrowing, rotation (contract §8), and an app's tokens. */
 export function tokenLifecycleRoutes(app: Http, lifecycle: TokenLifecycle): void {
@@ -98,7 +116,7 @@ export function tokenLifecycleRoutes(app: Http, lifecycle: TokenLifecycle): void
       operationId: 'getToken',
       tags: ['tokens'],
       summary: 'Read one token: its last use and the scopes it exercised',
-      description: `${TOKEN_OWNERSHIP} Never the value or its digest.`,
+      description: `${TOKEN_OWNERSHIP} An expired or revoked token answers with its \`state\` and when it ended (\`expires_at\`, \`revoked_at\`). ${ENDED_VISIBLE} Never the value or its digest.`,
       auth: { api: 'tokens:read' },
       params: IdParams,
       success: { 200: { description: 'The token.', schema: Detail } },
@@ -112,7 +130,7 @@ export function tokenLifecycleRoutes(app: Http, lifecycle: TokenLifecycle): void
       operationId: 'updateToken',
       tags: ['tokens'],
       summary: 'Rename a token, or narrow its scopes or networks',
-      description: `${TOKEN_OWNERSHIP} Scopes and networks may only shrink (400 naming the field otherwise). Effective on the next request, on every instance. A body that names no field, or only values the token already has, changes nothing and records no event. A token already rotated is 409: change its replacement.`,
+      description: `${ACTIVE_ONLY} Scopes and networks may only shrink (400 naming the field otherwise). Effective on the next request, on every instance. A body that names no field, or only values the token already has, changes nothing and records no event. A token already rotated is 409: change its replacement.`,
       auth: {},
       params: IdParams,
       body: UpdateBody,
@@ -128,7 +146,7 @@ export function tokenLifecycleRoutes(app: Http, lifecycle: TokenLifecycle): void
       operationId: 'rotateToken',
       tags: ['tokens'],
       summary: 'Replace a token with a new value, keeping the old one for a grace period',
-      description: `${TOKEN_OWNERSHIP} The new token has the same kind, name, scopes, networks and lifetime length (from now). The old one stops after grace_seconds, on every instance, by time; a token already rotated is 409.`,
+      description: `${ACTIVE_ONLY} The new token has the same kind, name, scopes, networks and lifetime length (from now). The old one stops after grace_seconds, on every instance, by time; a token already rotated is 409.`,
       auth: {},
       params: IdParams,
       body: RotateBody,
@@ -157,21 +175,17 @@ export function tokenLifecycleRoutes(app: Http, lifecycle: TokenLifecycle): void
       method: 'GET',
       operationId: 'listAppTokens',
       tags: ['apps'],
-      summary: "List an app's active tokens, newest first",
-      description: "Never a token value. Someone else's app is 404, like one that does not exist.",
+      summary: "List an app's tokens, newest first",
+      description: `The app's tokens in \`state\` (active by default), a page at a time. ${ENDED_VISIBLE} Never a token value. Someone else's app is 404, like one that does not exist. A bad \`limit\`, \`cursor\` or \`state\` is 400 naming it.`,
       auth: { api: 'apps:read' },
       params: IdParams,
-      success: { 200: { description: "The app's active tokens.", schema: Type.Object({ tokens: Type.Array(AppTokenItem) }, { additionalProperties: false }) } },
+      querystring: AppTokensQuery,
+      success: { 200: { description: "A page of the app's tokens.", schema: listPage('tokens', AppTokenItem, "The app's tokens in the state asked for.") } },
     }),
-    handler: async (request) => ({
-      tokens: (await lifecycle.appTokens(principalOf(request).user.id, request.params.id)).map((t) => ({
-        id: t.id,
-        hint: t.hint,
-        scopes: [...t.scopes],
-        created_at: t.createdAt,
-        expires_at: t.expiresAt,
-        last_used_at: t.lastUsedAt,
-      })),
-    }),
+    handler: async (request) => {
+      const { state = 'active', ...page } = request.query;
+      const listed = await lifecycle.appTokens(principalOf(request).user.id, request.params.id, state, parsePage(page));
+      return { tokens: listed.items.map(appTokenItem), next_cursor: listed.nextCursor };
+    },
   });
 }

@@ -53,14 +53,19 @@ export class WebhookDelivery {
 }
 
 /** The webhook rules the API and the CLI call, and the background work the server runs. */
-export function createWebhooks(db: Kysely<Tables>, clock: Clock, config: Config['webhooks'], onError: (error: unknown, context: string) => void) {
+export function createWebhooks(
+  db: Kysely<Tables>,
+  clock: Clock,
+  config: Config['webhooks'] & { readonly maxEndpointsPerUser: number },
+  onError: (error: unknown, context: string) => void,
+) {
   const queue = new WebhookQueue(db);
-  const { allowPrivate, timeoutMs } = config;
+  const { allowPrivate, timeoutMs, maxEndpointsPerUser } = config;
   const worker = new DeliveryWorker(queue, createSender({ allowPrivate, timeoutMs }), clock, { timeoutMs, onError });
   const store = new WebhookStore(db);
   return {
     store,
-    service: new WebhookService(store, clock, { allowPrivate }),
+    service: new WebhookService(store, clock, { allowPrivate, maxEndpointsPerUser }),
     delivery: new WebhookDelivery(new Dispatcher(queue, clock), worker, onError),
   };
 }
