@@ -10,6 +10,7 @@ import { lifecycleStoreContract } from './lifecycle-contract.js';
 import { platformStoreContract } from './platform-contract.js';
 import { sessionStoreContract } from './session-contract.js';
 import { webhookStoreContract } from './webhook-contract.js';
+import { listStoreContract } from './list-contract.js';
 
 const available = await postgresAvailable();
 
@@ -32,6 +33,7 @@ describe.skipIf(!available)('PostgreSQL', () => {
   sessionStoreContract('PostgreSQL', postgres);
   lifecycleStoreContract('PostgreSQL', postgres);
   webhookStoreContract('PostgreSQL', postgres);
+  listStoreContract('PostgreSQL', postgres);
 });
 
 // A transaction that records no change (the usage flush) does not queue on the change log's lock,

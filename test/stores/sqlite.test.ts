@@ -9,6 +9,7 @@ import { lifecycleStoreContract } from './lifecycle-contract.js';
 import { platformStoreContract } from './platform-contract.js';
 import { sessionStoreContract } from './session-contract.js';
 import { webhookStoreContract } from './webhook-contract.js';
+import { listStoreContract } from './list-contract.js';
 
 const sqlite = (): StoreHarness => {
   const dir = tempDir();
@@ -24,6 +25,7 @@ auditStoreContract('SQLite', sqlite);
 sessionStoreContract('SQLite', sqlite);
 lifecycleStoreContract('SQLite', sqlite);
 webhookStoreContract('SQLite', sqlite);
+listStoreContract('SQLite', sqlite);
 
 describe('SQLite connection settings', () => {
   it.each([2048, 65536])('sizes the page cache from SQLITE_CACHE_KIB (%i KiB), not the driver default', async (cacheKiB) => {
