@@ -185,7 +185,9 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   });
   const events = new EventHub(feed, changeStore, config.events);
   const lifecycleStore = new TokenLifecycleStore(db);
-  const webhooks = createWebhooks(db, clock, config.webhooks, onError, sealer);
+  const webhooks = createWebhooks(db, clock, { ...config.webhooks, maxEndpointsPerUser: config.caps.webhooksPerUser }, onError, sealer);
+  // Ended tokens stay listed as long as the audit log keeps the event that ended them.
+  const history = { endedVisibleMs: config.auditRetentionMs };
   const maintenance = new Maintenance(
     [
       expiredSessions(sessionStore),
@@ -220,9 +222,9 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
       audit,
     }),
     accountSecurity: new AccountSecurity({ sessions: sessionStore, userStore, users, hasher, usage: sessionUsage, feed, clock }),
-    tokens: new TokenService(tokenStore, usage, feed, clock, scopes, config.tokens),
-    lifecycle: new TokenLifecycle(lifecycleStore, usage, feed, clock, config.tokens),
-    apps: new AppService(new AppStore(db), feed, clock, scopes, config.tokens),
+    tokens: new TokenService(tokenStore, usage, feed, clock, scopes, config.tokens, config.caps, history),
+    lifecycle: new TokenLifecycle(lifecycleStore, usage, feed, clock, config.tokens, history),
+    apps: new AppService(new AppStore(db), feed, clock, scopes, config.tokens, config.caps),
     audit,
     auditLog: new AuditLog(audit),
     leaks: new LeakResponse({ tokens: tokenStore, services: serviceStore, feed, clock, github: new GitHubKeys({ url: config.leaks.githubKeysUrl, clock, onError }) }),

@@ -8,6 +8,7 @@ import { type PlatformScope, readScopesFile, ScopesFileError } from './scopes/fi
 import { checkHopsOnWildcard, HOPS_CONFIRMED, parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 import { parseCorsOrigins } from './lib/origins.js';
 import { type SealingKeys, sealingKeysFrom } from './lib/sealed.js';
+import { CAP_VARIABLES, DEFAULT_CAPS, type OwnershipCaps } from './lib/caps.js';
 import { bool, ConfigError, type Env, int, oneOf, optionalInt, raw } from './lib/env-vars.js';
 
 export { ConfigError };
@@ -75,6 +76,13 @@ export interface Config {
   readonly keyEncryption: SealingKeys;
   /** The platform's front-ends that may call the API from a browser (CORS_ORIGINS); none by default. */
   readonly corsOrigins: readonly string[];
+  /** What one user may own (MAX_API_TOKENS_PER_USER, MAX_APPS_PER_USER, MAX_TOKENS_PER_APP, MAX_WEBHOOKS_PER_USER). */
+  readonly caps: OwnershipCaps;
+}
+
+function parseCaps(env: Env): OwnershipCaps {
+  const cap = (key: keyof OwnershipCaps) => int(env, CAP_VARIABLES[key], DEFAULT_CAPS[key], 1, 1_000_000);
+  return { apiTokensPerUser: cap('apiTokensPerUser'), appsPerUser: cap('appsPerUser'), tokensPerApp: cap('tokensPerApp'), webhooksPerUser: cap('webhooksPerUser') };
 }
 
 function parseQuota(env: Env, name: string, fallback: string): Quota | null {
@@ -229,6 +237,7 @@ export function loadConfig(env: Env): Config {
     keyEncryption: sealingKeysFrom(env),
     corsOrigins: parseCorsOrigins(env),
     leaks: { githubKeysUrl: parseKeysUrl(raw(env, 'LEAK_GITHUB_KEYS_URL')) },
+    caps: parseCaps(env),
   };
   checkHopsOnWildcard(config.trustProxy, config.host, bool(env, HOPS_CONFIRMED, false));
   return deepFreeze(config);

@@ -2,7 +2,8 @@ import { Type } from 'typebox';
 import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf, USER_TOKEN_ONLY } from '../api/route.js';
-import { IdParams, NullableTimestamp, Timestamp, Uuid } from '../api/schemas.js';
+import { IdParams, listPage, NullableTimestamp, PageQuery, Timestamp, Uuid } from '../api/schemas.js';
+import { parsePage } from '../lib/pages.js';
 import { MAX_USER_AGENT } from '../lib/user-agent.js';
 import type { AccountSecurity, SessionView } from './security-service.js';
 
@@ -42,10 +43,7 @@ const SessionItem = Type.Object(
   { additionalProperties: false },
 );
 
-const SessionList = Type.Object(
-  { sessions: Type.Array(SessionItem, { maxItems: 100_000, description: 'Active sessions, newest first.' }) },
-  { additionalProperties: false },
-);
+const SessionList = listPage('sessions', SessionItem, 'Active sessions.');
 
 const toItem = (s: SessionView) => ({
   id: s.id,
@@ -84,11 +82,15 @@ export function sessionRoutes(app: Http, security: AccountSecurity): void {
       operationId: 'listSessions',
       tags: ['account'],
       summary: 'List the active sessions of the user',
-      description: 'One per login or signup that has not ended or expired, newest first; `current` marks the one asking.',
+      description: 'One per login or signup that has not ended or expired, newest first, a page at a time; `current` marks the one asking. A bad `limit` or `cursor` is 400 naming it.',
       auth: USER_TOKEN_ONLY,
-      success: { 200: { description: 'The sessions.', schema: SessionList } },
+      querystring: PageQuery,
+      success: { 200: { description: 'A page of the sessions.', schema: SessionList } },
     }),
-    handler: async (request) => ({ sessions: (await security.list(principalOf(request))).map(toItem) }),
+    handler: async (request) => {
+      const listed = await security.list(principalOf(request), parsePage(request.query));
+      return { sessions: listed.items.map(toItem), next_cursor: listed.nextCursor };
+    },
   });
 
   app.delete('/api/auth/sessions/:id', {

@@ -5,6 +5,7 @@ import { type Clock, iso } from '../clock.js';
 import { invalidToken, notFound, ProblemError, validationFailed } from '../errors.js';
 import { isUuid } from '../lib/ids.js';
 import type { LastUseRecorder } from '../lib/last-use.js';
+import { keysetPage, type Page, type PageRequest } from '../lib/pages.js';
 import type { PasswordHasher } from './password-hasher.js';
 import { MAX_PASSWORD_BYTES, normalizePassword } from './password-policy.js';
 import type { UserService } from './user-service.js';
@@ -73,10 +74,10 @@ export class AccountSecurity {
     await this.deps.feed.committed('session', principal.credentialId);
   }
 
-  /** The caller's active sessions, newest first, each with its last use as this instance knows it. */
-  async list(principal: Principal): Promise<SessionView[]> {
-    const sessions = await this.deps.sessions.listActive(principal.user.id, this.now());
-    return sessions.map((s) => ({
+  /** A page of the caller's active sessions, newest first, each with its last use as this instance knows it. */
+  async list(principal: Principal, page: PageRequest): Promise<Page<SessionView>> {
+    const { items, nextCursor } = keysetPage(await this.deps.sessions.listActive(principal.user.id, this.now(), page), page);
+    const views = items.map((s) => ({
       id: s.id,
       createdAt: s.createdAt,
       lastUsedAt: latest(s.lastUsedAt, this.deps.usage.pendingUse(s.id)),
@@ -84,6 +85,7 @@ export class AccountSecurity {
       userAgent: s.userAgent,
       current: s.id === principal.credentialId,
     }));
+    return { items: views, nextCursor };
   }
 
   /**

@@ -4,6 +4,8 @@ import { recordAudit } from '../audit/store.js';
 import { type ChangeTransaction, changeTransaction, recordChange } from '../changes/store.js';
 import { isPostgres } from '../db/dialect.js';
 import type { SessionsTable, Tables } from '../db/tables.js';
+import { newestFirst } from '../db/pages.js';
+import type { PageRequest } from '../lib/pages.js';
 
 /** Rolls back a password change whose session was ended by a change that committed first. */
 const SESSION_ENDED = new Error('the session was ended meanwhile');
@@ -134,17 +136,10 @@ export class SessionStore {
     return row && toSession(row);
   }
 
-  /** A user's sessions that are neither revoked nor expired at `now`, newest first. */
-  async listActive(userId: string, now: string): Promise<SessionDetails[]> {
-    const rows = await this.db
-      .selectFrom('sessions')
-      .selectAll()
-      .where('user_id', '=', userId)
-      .where('revoked_at', 'is', null)
-      .where('expires_at', '>', now)
-      .orderBy('created_at', 'desc')
-      .orderBy('id')
-      .execute();
+  /** A user's sessions that are neither revoked nor expired at `now`, newest first, a page at a time (all without a page). */
+  async listActive(userId: string, now: string, page?: PageRequest): Promise<SessionDetails[]> {
+    const query = this.db.selectFrom('sessions').selectAll().where('user_id', '=', userId).where('revoked_at', 'is', null).where('expires_at', '>', now);
+    const rows = await newestFirst(query, 'sessions', page).execute();
     return rows.map(toSession);
   }
 

@@ -1,5 +1,6 @@
-import { Type } from 'typebox';
+import { type TArray, type TNull, type TObject, type TSchema, type TString, type TUnion, Type } from 'typebox';
 import { PROBLEM_LIMITS, PROBLEMS, type ProblemCode } from '../errors.js';
+import { DEFAULT_PAGE, MAX_CURSOR_LENGTH, MAX_PAGE } from '../lib/pages.js';
 import { MAX_CIDR_LENGTH, MAX_CIDRS } from '../tokens/cidrs.js';
 import { MAX_SCOPE_NAME_LENGTH, MAX_TOKEN_SCOPES, SCOPE_NAME } from '../tokens/scopes.js';
 import { USERNAME } from '../account/user-service.js';
@@ -99,3 +100,28 @@ export const AllowedCidrs = Type.Array(Type.String({ minLength: 1, maxLength: MA
   description: `IPv4 or IPv6 networks (address/prefix; a bare address is one host), at most ${MAX_CIDRS}. A request from any other address is 401 invalid_token.`,
   examples: [['203.0.113.0/24', '2001:db8::/48']],
 });
+
+/**
+ * `limit` and `cursor`, as every list takes them. Read by parsePage (src/lib/pages.ts), which
+ * answers 400 naming either when it is bad.
+ */
+export const PageParams = {
+  limit: Type.Optional(Type.String({ maxLength: 8, description: `Items per page, 1 to ${MAX_PAGE}; ${DEFAULT_PAGE} by default.`, examples: ['50'] })),
+  cursor: Type.Optional(
+    Type.String({ maxLength: MAX_CURSOR_LENGTH, description: 'The `next_cursor` of the previous page: opaque, to be passed back as it came.', examples: ['MjAyNi0xMS0yMVQwOTozMDowMC4wMDBafDBiNmYzYzFl'] }),
+  ),
+};
+
+/** The query string of a list that takes nothing but its page. */
+export const PageQuery = Type.Object(PageParams, { additionalProperties: false });
+
+type ListPage<K extends string, T extends TSchema> = TObject<Record<K, TArray<T>> & { next_cursor: TUnion<[TString, TNull]> }>;
+
+/** A page of a list: its items under `key`, newest first, at most a page of them, and the next page's cursor. */
+export function listPage<K extends string, T extends TSchema>(key: K, item: T, description: string): ListPage<K, T> {
+  const properties = {
+    [key]: Type.Array(item, { maxItems: MAX_PAGE, description: `${description} Newest first, at most \`limit\`.` }),
+    next_cursor: Type.Union([Type.String({ maxLength: MAX_CURSOR_LENGTH }), Type.Null()], { description: 'Pass it as `cursor` for the next page; null on the last page.' }),
+  };
+  return Type.Object(properties as Record<K, TArray<T>> & { next_cursor: TUnion<[TString, TNull]> }, { additionalProperties: false });
+}

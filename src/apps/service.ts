@@ -4,21 +4,36 @@ import type { Principal } from '../auth/principal.js';
 import type { ChangeFeed } from '../changes/feed.js';
 import { type Clock, iso } from '../clock.js';
 import { type FieldError, insufficientScope, notFound, validationFailed } from '../errors.js';
+import { capReached, DEFAULT_CAPS, type OwnershipCaps } from '../lib/caps.js';
 import { isUuid } from '../lib/ids.js';
+import { keysetPage, type Page, type PageRequest } from '../lib/pages.js';
 import { cleanLabel, cleanText } from '../lib/text.js';
 import type { ScopeCatalogue } from '../scopes/catalogue.js';
 import { narrows } from '../tokens/cidrs.js';
 import { impliedExpiry, NO_POLICY, type TokenPolicy } from '../tokens/policy.js';
-import { isFieldError, mintToken, requestedCidrs, tokenDetails } from '../tokens/service.js';
+import { isFieldError, type MintedToken, mintToken, requestedCidrs, tokenDetails } from '../tokens/service.js';
 import type { NewToken } from '../tokens/store.js';
 import type { IssueAppTokenBody, RegisterAppBody } from './routes.js';
 import type { App, AppStore } from './store.js';
 
+/** A new app token as its creation answers it: the value (shown once) and what it may do. */
 export interface IssuedAppToken {
   readonly value: string;
   readonly tokenId: string;
   readonly createdAt: string;
+  readonly scopes: readonly string[];
+  readonly expiresAt: string | null;
+  readonly allowedCidrs: readonly string[] | null;
 }
+
+const issuedFrom = (minted: MintedToken): IssuedAppToken => ({
+  value: minted.value,
+  tokenId: minted.record.id,
+  createdAt: minted.record.createdAt,
+  scopes: minted.record.scopes,
+  expiresAt: minted.record.expiresAt,
+  allowedCidrs: minted.record.allowedCidrs,
+});
 
 const sorted = (scopes: readonly string[] | undefined): string[] => [...new Set(scopes ?? [])].sort();
 
@@ -50,6 +65,7 @@ export class AppService {
     private readonly clock: Clock,
     private readonly catalogue: ScopeCatalogue,
     private readonly policy: TokenPolicy = NO_POLICY,
+    private readonly caps: OwnershipCaps = DEFAULT_CAPS,
   ) {}
 
   /** App tokens have no expiry of their own; under a maximum lifetime they get the longest allowed. */
@@ -80,12 +96,13 @@ export class AppService {
       auditEvent({ type: 'app.registered', userId, subject: { type: 'app', id: app.id }, details: { name } }, context, now),
       this.tokenCreated(minted.record, context, now),
     ];
-    await this.store.insertWithToken(app, minted.record, events);
-    return { app, token: { value: minted.value, tokenId: minted.record.id, createdAt } };
+    if (!(await this.store.insertWithToken(app, minted.record, events, this.caps.appsPerUser))) throw capReached(this.caps, 'appsPerUser');
+    return { app, token: issuedFrom(minted) };
   }
 
-  list(userId: string): Promise<App[]> {
-    return this.store.listByUser(userId);
+  /** A page of the user's apps, newest first. */
+  async list(userId: string, page: PageRequest): Promise<Page<App>> {
+    return keysetPage(await this.store.listByUser(userId, page), page);
   }
 
   /** An app token may read only its own app; any other id is out of its scope. */
@@ -116,8 +133,10 @@ export class AppService {
     const createdAt = iso(now);
     const fields = { userId, appId: app.id, name: app.name, scopes: sorted(input.scopes), createdAt, ...limits };
     const minted = mintToken('app', fields);
-    if (!(await this.store.insertToken(minted.record, this.tokenCreated(minted.record, context, now)))) throw notFound();
-    return { value: minted.value, tokenId: minted.record.id, createdAt };
+    const inserted = await this.store.insertToken(minted.record, this.tokenCreated(minted.record, context, now), this.caps.tokensPerApp);
+    if (inserted === false) throw notFound();
+    if (inserted === 'full') throw capReached(this.caps, 'tokensPerApp');
+    return issuedFrom(minted);
   }
 
   private tokenCreated(token: NewToken, context: RequestContext, now: number): AuditEvent {

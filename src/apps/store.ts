@@ -3,6 +3,9 @@ import type { AuditEvent } from '../audit/events.js';
 import { recordAudit } from '../audit/store.js';
 import { changeTransaction, recordChange } from '../changes/store.js';
 import { isForeignKeyViolation } from '../db/dialect.js';
+import { fewerThan, lockOwner, newestFirst } from '../db/pages.js';
+import type { PageRequest } from '../lib/pages.js';
+import { fewerCountedThan } from '../tokens/list-store.js';
 import type { AppsTable, Tables } from '../db/tables.js';
 import { insertToken, type NewToken } from '../tokens/store.js';
 
@@ -27,34 +30,41 @@ const toApp = (row: AppsTable): App => ({
 export class AppStore {
   constructor(private readonly db: Kysely<Tables>) {}
 
-  /** Inserts the app and its first token atomically, with their audit events: no app is ever left without its token. */
-  async insertWithToken(app: App, token: NewToken, events: readonly AuditEvent[] = []): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+  /**
+   * Inserts the app and its first token atomically, with their audit events: no app is ever left
+   * without its token. False, and nothing written, when its owner already has `cap` apps.
+   */
+  async insertWithToken(app: App, token: NewToken, events: readonly AuditEvent[] = [], cap?: number): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      if (cap !== undefined) {
+        await lockOwner(trx, 'users', app.userId);
+        if (!(await fewerThan(trx.selectFrom('apps').select('id').where('user_id', '=', app.userId), cap))) return false;
+      }
       await trx
         .insertInto('apps')
         .values({ id: app.id, user_id: app.userId, name: app.name, description: app.description, created_at: app.createdAt })
         .execute();
       await insertToken(trx, token);
       await recordAudit(trx, events);
+      return true;
     });
   }
 
   /**
    * Adds a token to an app owned by `token.userId`. False when there is no such app, also when a
-   * concurrent delete wins the race; the foreign key makes an orphan token impossible.
+   * concurrent delete wins the race (the foreign key makes an orphan token impossible); `full`
+   * when the app already has `cap` tokens that count against it.
    */
-  async insertToken(token: NewToken, event?: AuditEvent): Promise<boolean> {
+  async insertToken(token: NewToken, event?: AuditEvent, cap?: number): Promise<boolean | 'full'> {
     if (token.appId === null) throw new TypeError('an app token needs an app id');
     const appId = token.appId;
     try {
       return await this.db.transaction().execute(async (trx) => {
-        const app = await trx
-          .selectFrom('apps')
-          .select('id')
-          .where('id', '=', appId)
-          .where('user_id', '=', token.userId)
-          .executeTakeFirst();
+        // The app's row is written first: it is the lock the app's cap is counted under.
+        if (!(await lockOwner(trx, 'apps', appId))) return false;
+        const app = await trx.selectFrom('apps').select('id').where('id', '=', appId).where('user_id', '=', token.userId).executeTakeFirst();
         if (!app) return false;
+        if (cap !== undefined && !(await fewerCountedThan(trx, { appId }, token.createdAt, cap))) return 'full';
         await insertToken(trx, token);
         if (event) await recordAudit(trx, event);
         return true;
@@ -66,14 +76,9 @@ export class AppStore {
     }
   }
 
-  async listByUser(userId: string): Promise<App[]> {
-    const rows = await this.db
-      .selectFrom('apps')
-      .selectAll()
-      .where('user_id', '=', userId)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .execute();
+  /** A user's apps, newest first, a page at a time (all of them without a page). */
+  async listByUser(userId: string, page?: PageRequest): Promise<App[]> {
+    const rows = await newestFirst(this.db.selectFrom('apps').selectAll().where('user_id', '=', userId), 'apps', page).execute();
     return rows.map(toApp);
   }
 

@@ -1,14 +1,30 @@
 import { Type } from 'typebox';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf } from '../api/route.js';
-import { IdParams, NullableTimestamp, ScopeNames, Timestamp, Uuid } from '../api/schemas.js';
+import { IdParams, listPage, NullableTimestamp, PageParams, ScopeNames, Timestamp, Uuid } from '../api/schemas.js';
+import { parsePage } from '../lib/pages.js';
 import type { TokenLifecycle } from '../tokens/lifecycle.js';
 import { Hint, LastUsed } from '../tokens/lifecycle-routes.js';
+import type { ListedToken } from '../tokens/list-store.js';
+import { ENDED_VISIBLE, EndFields, StateParam } from '../tokens/state-schemas.js';
 
 const AppTokenItem = Type.Object(
-  { id: Uuid, hint: Hint, scopes: ScopeNames, created_at: Timestamp, expires_at: NullableTimestamp, last_used_at: LastUsed },
+  { id: Uuid, hint: Hint, scopes: ScopeNames, created_at: Timestamp, expires_at: NullableTimestamp, last_used_at: LastUsed, ...EndFields },
   { additionalProperties: false },
 );
+
+const AppTokensQuery = Type.Object({ ...PageParams, state: StateParam }, { additionalProperties: false });
+
+const appTokenItem = (t: ListedToken) => ({
+  id: t.id,
+  hint: t.hint,
+  scopes: [...t.scopes],
+  created_at: t.createdAt,
+  expires_at: t.expiresAt,
+  last_used_at: t.lastUsedAt,
+  state: t.state,
+  revoked_at: t.revokedAt,
+});
 
 /** An app's tokens as their owner lists them; issuing one is POST /api/apps/{id}/tokens (routes.ts). */
 export function appTokenRoutes(app: Http, lifecycle: TokenLifecycle): void {
@@ -17,21 +33,17 @@ export function appTokenRoutes(app: Http, lifecycle: TokenLifecycle): void {
       method: 'GET',
       operationId: 'listAppTokens',
       tags: ['apps'],
-      summary: "List an app's active tokens, newest first",
-      description: "Never a token value. Someone else's app is 404, like one that does not exist.",
+      summary: "List an app's tokens, newest first",
+      description: `The app's tokens in \`state\` (active by default), a page at a time. ${ENDED_VISIBLE} Never a token value. Someone else's app is 404, like one that does not exist. A bad \`limit\`, \`cursor\` or \`state\` is 400 naming it.`,
       auth: { api: 'apps:read' },
       params: IdParams,
-      success: { 200: { description: "The app's active tokens.", schema: Type.Object({ tokens: Type.Array(AppTokenItem) }, { additionalProperties: false }) } },
+      querystring: AppTokensQuery,
+      success: { 200: { description: "A page of the app's tokens.", schema: listPage('tokens', AppTokenItem, "The app's tokens in the state asked for.") } },
     }),
-    handler: async (request) => ({
-      tokens: (await lifecycle.appTokens(principalOf(request).user.id, request.params.id)).map((t) => ({
-        id: t.id,
-        hint: t.hint,
-        scopes: [...t.scopes],
-        created_at: t.createdAt,
-        expires_at: t.expiresAt,
-        last_used_at: t.lastUsedAt,
-      })),
-    }),
+    handler: async (request) => {
+      const { state = 'active', ...page } = request.query;
+      const listed = await lifecycle.appTokens(principalOf(request).user.id, request.params.id, state, parsePage(page));
+      return { tokens: listed.items.map(appTokenItem), next_cursor: listed.nextCursor };
+    },
   });
 }

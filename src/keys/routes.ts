@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { operation } from '../api/operation.js';
 import type { Http } from '../api/route.js';
-import type { KeyRing } from './service.js';
+import { type KeyRing, MAX_PUBLISHED_KEYS } from './service.js';
 
 const Jwks = Type.Object(
   {
@@ -17,6 +17,7 @@ const Jwks = Type.Object(
         },
         { additionalProperties: false },
       ),
+      { maxItems: MAX_PUBLISHED_KEYS, description: `The keys that verify tokens still unexpired, the newest ${MAX_PUBLISHED_KEYS} at most.` },
     ),
   },
   { additionalProperties: false },

@@ -32,6 +32,9 @@ export interface VerificationKey {
  * retired keys keep verifying until the tokens they signed have expired. A key's end is checked
  * each time it is used, not only when keys are loaded: an instance may run for weeks between loads.
  */
+/** At most this many keys are published in the JWKS. */
+export const MAX_PUBLISHED_KEYS = 100;
+
 export class KeyRing {
   private signer: { kid: string; key: CryptoKey } | undefined;
   private verifiers = new Map<string, VerificationKey>();
@@ -97,8 +100,12 @@ export class KeyRing {
   }
 
   /** The JWKS document: every key that may still verify a token. */
+  /**
+   * The newest {@link MAX_PUBLISHED_KEYS} keys still verifying. Only rotations far faster than the
+   * JWT lifetime could keep more alive; the document's bound stays true even then.
+   */
   jwks(): { keys: PublicJwk[] } {
-    return { keys: this.live().map((k) => k.publicJwk) };
+    return { keys: this.live().map((k) => k.publicJwk).slice(-MAX_PUBLISHED_KEYS) };
   }
 
   kids(): string[] {

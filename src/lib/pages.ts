@@ -1,8 +1,9 @@
 import { validationFailed } from '../errors.js';
+import { isUuid } from './ids.js';
 
 /*
- * Cursor pagination, as GET /api/audit and a webhook's deliveries page: newest first, a page size
- * from the query string, and a cursor naming the position after which the next page starts.
+ * Cursor pagination, as every list pages: newest first, a page size from the query string, and an
+ * opaque cursor naming the item after which the next page starts.
  */
 
 export const DEFAULT_PAGE = 50;
@@ -46,4 +47,51 @@ export function pageOf<T>(rows: readonly T[], limit: number, cursorOf: (last: T)
   const items = rows.slice(0, limit);
   const last = items.at(-1);
   return { items, nextCursor: rows.length > limit && last !== undefined ? cursorOf(last) : null };
+}
+
+/**
+ * Where a newest-first page ends: the last item's creation time and its id, which breaks ties. The
+ * next page is what sorts after it (a keyset), so items created or deleted between two requests
+ * move no other item from one page to another: none is skipped or shown twice.
+ */
+export interface Position {
+  readonly createdAt: string;
+  readonly id: string;
+}
+
+/** One page asked for: its size, and the item it starts after (none: the newest first). */
+export interface PageRequest {
+  readonly limit: number;
+  readonly after?: Position | undefined;
+}
+
+/** A page of items, and the cursor of the next one (null on the last). */
+export interface Page<T> {
+  readonly items: T[];
+  readonly nextCursor: string | null;
+}
+
+/** A position's cursor is at most 88 characters; a longer one is refused before it is decoded. */
+export const MAX_CURSOR_LENGTH = 128;
+const POSITION = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)\|([0-9a-f-]{36})$/;
+
+export const positionCursor = (position: Position): string => encodeCursor(`${position.createdAt}|${position.id}`);
+
+/** The position a cursor of {@link positionCursor} names. @throws validation_failed naming `cursor`. */
+export const decodePosition = (cursor: string): Position =>
+  decodeCursor(cursor, MAX_CURSOR_LENGTH, (text) => {
+    const match = POSITION.exec(text);
+    const [, createdAt, id] = match ?? [];
+    return createdAt !== undefined && id !== undefined && isUuid(id) && !Number.isNaN(Date.parse(createdAt)) ? { createdAt, id } : undefined;
+  });
+
+/** The page a list's `limit` and `cursor` ask for. @throws validation_failed naming `limit` or `cursor`. */
+export function parsePage(query: { readonly limit?: string | undefined; readonly cursor?: string | undefined }): PageRequest {
+  const limit = parseLimit(query.limit);
+  return query.cursor === undefined ? { limit } : { limit, after: decodePosition(query.cursor) };
+}
+
+/** The page of rows a {@link PageRequest} read (one more than its limit), with the next page's cursor. */
+export function keysetPage<T extends Position>(rows: readonly T[], page: PageRequest): Page<T> {
+  return pageOf(rows, page.limit, positionCursor);
 }

@@ -3,6 +3,7 @@ import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf, USER_TOKEN_ONLY } from '../api/route.js';
 import { AllowedCidrs, IdParams, Label, NullableTimestamp, ScopeName, ScopeNames, Timestamp, Uuid } from '../api/schemas.js';
+import { ENDED_VISIBLE, EndFields, StateParam } from './state-schemas.js';
 import { MAX_TOKEN_SCOPES } from './scopes.js';
 import type { TokenDetail } from './lifecycle-store.js';
 import { MAX_GRACE_SECONDS, type TokenLifecycle } from './lifecycle.js';
@@ -28,6 +29,7 @@ const Detail = Type.Object(
     last_used_ip: Type.Union([Type.String({ maxLength: 64, examples: ['203.0.113.7'] }), Type.Null()], {
       description: 'The client address of the last use (as the rate limiter sees it); null before the first use.',
     }),
+    ...EndFields,
     scopes_used: Type.Array(ScopeName, {
       uniqueItems: true,
       maxItems: MAX_TOKEN_SCOPES,
@@ -87,7 +89,8 @@ const detail = (t: TokenDetail) => ({
   scopes_used: [...t.scopesUsed],
 });
 
-const TOKEN_OWNERSHIP = "An API token of yours or an app token of one of your apps; anyone else's, revoked or expired is 404.";
+const TOKEN_OWNERSHIP = "An API token of yours or an app token of one of your apps; anyone else's is 404.";
+const ACTIVE_ONLY = `${TOKEN_OWNERSHIP} An expired or revoked one is 404 too.`;
 
 /** The token lifecycle: detail, narrowing, rotation (docs/token-lifecycle.md). */
 export function tokenLifecycleRoutes(app: Http, lifecycle: TokenLifecycle): void {
@@ -97,7 +100,7 @@ export function tokenLifecycleRoutes(app: Http, lifecycle: TokenLifecycle): void
       operationId: 'getToken',
       tags: ['tokens'],
       summary: 'Read one token: its last use and the scopes it exercised',
-      description: `${TOKEN_OWNERSHIP} Never the value or its digest.`,
+      description: `${TOKEN_OWNERSHIP} An expired or revoked token answers with its \`state\` and when it ended (\`expires_at\`, \`revoked_at\`). ${ENDED_VISIBLE} Never the value or its digest.`,
       auth: { api: 'tokens:read' },
       params: IdParams,
       success: { 200: { description: 'The token.', schema: Detail } },
@@ -111,7 +114,7 @@ export function tokenLifecycleRoutes(app: Http, lifecycle: TokenLifecycle): void
       operationId: 'updateToken',
       tags: ['tokens'],
       summary: 'Rename a token, or narrow its scopes or networks',
-      description: `${TOKEN_OWNERSHIP} Scopes and networks may only shrink (400 naming the field otherwise). Effective on the next request, on every instance. A body that names no field, or only values the token already has, changes nothing and records no event. A token already rotated is 409: change its replacement.`,
+      description: `${ACTIVE_ONLY} Scopes and networks may only shrink (400 naming the field otherwise). Effective on the next request, on every instance. A body that names no field, or only values the token already has, changes nothing and records no event. A token already rotated is 409: change its replacement.`,
       auth: USER_TOKEN_ONLY,
       params: IdParams,
       body: UpdateBody,
@@ -127,7 +130,7 @@ export function tokenLifecycleRoutes(app: Http, lifecycle: TokenLifecycle): void
       operationId: 'rotateToken',
       tags: ['tokens'],
       summary: 'Replace a token with a new value, keeping the old one for a grace period',
-      description: `${TOKEN_OWNERSHIP} The new token has the same kind, name, scopes, networks and lifetime length (from now). The old one stops after grace_seconds, on every instance, by time; a token already rotated is 409.`,
+      description: `${ACTIVE_ONLY} The new token has the same kind, name, scopes, networks and lifetime length (from now). The old one stops after grace_seconds, on every instance, by time; a token already rotated is 409.`,
       auth: USER_TOKEN_ONLY,
       params: IdParams,
       body: RotateBody,

@@ -1,12 +1,13 @@
-import type { ExpressionBuilder, Kysely, Transaction } from 'kysely';
+import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely';
 import type { AuditEvent } from '../audit/events.js';
 import { recordAudit } from '../audit/store.js';
 import { changeTransaction, recordChange } from '../changes/store.js';
 import type { Tables } from '../db/tables.js';
+import { inState, listed, type ListedToken, listTokens, TOKEN_STATES, type TokenListQuery } from './list-store.js';
 import { insertToken, type NewToken, type RevokedToken, revokeIn, TOKEN_COLUMNS, type TokenRecord, toRecord } from './store.js';
 
 /** A token with what its detail shows beyond the list item. */
-export interface TokenDetail extends TokenRecord {
+export interface TokenDetail extends ListedToken {
   readonly lastUsedIp: string | null;
   readonly scopesUsed: readonly string[];
 }
@@ -20,8 +21,6 @@ export interface TokenChanges {
 
 /** How many rows one sweep revokes per round; the rest wait for the next round. */
 const SWEEP_BATCH = 500;
-
-type Db = Kysely<Tables> | Transaction<Tables>;
 
 /** Unrevoked and unexpired at `now`. */
 const activeAt = (now: string) => (eb: ExpressionBuilder<Tables, 'tokens'>) =>
@@ -46,17 +45,26 @@ export class TokenLifecycleStore {
   constructor(private readonly db: Kysely<Tables>) {}
 
   /** An active token of `userId` (API, or app token of one of their apps), or undefined. */
-  async findActive(id: string, userId: string, now: string, db: Db = this.db): Promise<TokenDetail | undefined> {
-    const row = await db
+  findActive(id: string, userId: string, now: string): Promise<TokenDetail | undefined> {
+    return this.find(id, userId, now, inState('active', now, now));
+  }
+
+  /** A token of `userId` in any state, an ended one while it ended after `endedSince`; or undefined. */
+  findVisible(id: string, userId: string, now: string, endedSince: string): Promise<TokenDetail | undefined> {
+    return this.find(id, userId, now, (eb) => eb.or(TOKEN_STATES.map((state) => inState(state, now, endedSince)(eb))));
+  }
+
+  private async find(id: string, userId: string, now: string, visible: (eb: ExpressionBuilder<Tables, 'tokens'>) => Expression<SqlBool>): Promise<TokenDetail | undefined> {
+    const row = await this.db
       .selectFrom('tokens')
-      .select([...TOKEN_COLUMNS, 'tokens.last_used_ip'])
+      .select([...TOKEN_COLUMNS, 'tokens.last_used_ip', 'tokens.revoked_at'])
       .where('tokens.id', '=', id)
       .where('tokens.user_id', '=', userId)
-      .where(activeAt(now))
+      .where(visible)
       .executeTakeFirst();
     if (!row) return undefined;
-    const used = await db.selectFrom('token_scope_uses').select('scope').where('token_id', '=', id).orderBy('scope').execute();
-    return { ...toRecord(row), lastUsedIp: row.last_used_ip, scopesUsed: used.map((u) => u.scope) };
+    const used = await this.db.selectFrom('token_scope_uses').select('scope').where('token_id', '=', id).orderBy('scope').execute();
+    return { ...listed(row, now), lastUsedIp: row.last_used_ip, scopesUsed: used.map((u) => u.scope) };
   }
 
   /** Whether `userId` has a token `id` that was rotated, whether or not it still works. */
@@ -124,19 +132,14 @@ export class TokenLifecycleStore {
     });
   }
 
-  /** The active tokens of an app of `userId`, newest first; undefined when the app is not theirs. */
-  async listAppTokens(appId: string, userId: string, now: string): Promise<TokenRecord[] | undefined> {
+  /**
+   * The tokens of an app of `userId`, newest first, in the state and page `query` names; undefined
+   * when the app is not theirs.
+   */
+  async listAppTokens(appId: string, userId: string, query: Omit<TokenListQuery, 'owner'>): Promise<ListedToken[] | undefined> {
     const app = await this.db.selectFrom('apps').select('id').where('id', '=', appId).where('user_id', '=', userId).executeTakeFirst();
     if (!app) return undefined;
-    const rows = await this.db
-      .selectFrom('tokens')
-      .select(TOKEN_COLUMNS)
-      .where('app_id', '=', appId)
-      .where(activeAt(now))
-      .orderBy('tokens.created_at', 'desc')
-      .orderBy('tokens.id', 'desc')
-      .execute();
-    return rows.map(toRecord);
+    return listTokens(this.db, { ...query, owner: { appId } });
   }
 
   /**

@@ -7,7 +7,9 @@ import { cleanLabel } from '../lib/text.js';
 import { narrows, parseCidrs } from './cidrs.js';
 import type { TokenChanges, TokenDetail, TokenLifecycleStore } from './lifecycle-store.js';
 import { impliedExpiry, type TokenPolicy } from './policy.js';
-import { isFieldError, mintToken, tokenDetails, withPendingUse } from './service.js';
+import { DEFAULT_HISTORY, isFieldError, mintToken, type TokenHistory, tokenDetails, withPendingUse } from './service.js';
+import type { ListedToken, TokenState } from './list-store.js';
+import { keysetPage, type Page, type PageRequest } from '../lib/pages.js';
 import type { RevokedToken, TokenRecord } from './store.js';
 import type { UsageRecorder } from './usage.js';
 import type { UpdateTokenBody } from './lifecycle-routes.js';
@@ -31,11 +33,30 @@ export class TokenLifecycle {
     private readonly feed: ChangeFeed,
     private readonly clock: Clock,
     private readonly policy: TokenPolicy,
+    private readonly history: TokenHistory = DEFAULT_HISTORY,
   ) {}
 
-  /** An active token with its last use and the scopes it exercised, this instance's unflushed ones included. */
-  async detail(userId: string, id: string): Promise<TokenDetail> {
-    const token = isUuid(id) ? await this.store.findActive(id, userId, iso(this.clock.now())) : undefined;
+  /** Listed tokens that ended before this are no longer shown. */
+  private endedSince(now: number): string {
+    return iso(now - this.history.endedVisibleMs);
+  }
+
+  /**
+   * A token with its last use and the scopes it exercised, this instance's unflushed ones included;
+   * an expired or revoked one while lists still show it.
+   */
+  detail(userId: string, id: string): Promise<TokenDetail> {
+    const now = this.clock.now();
+    return this.withUse(isUuid(id) ? this.store.findVisible(id, userId, iso(now), this.endedSince(now)) : undefined);
+  }
+
+  /** An active token, as {@link detail}: only an active one can be changed or rotated. */
+  private active(userId: string, id: string): Promise<TokenDetail> {
+    return this.withUse(isUuid(id) ? this.store.findActive(id, userId, iso(this.clock.now())) : undefined);
+  }
+
+  private async withUse(found: Promise<TokenDetail | undefined> | undefined): Promise<TokenDetail> {
+    const token = await found;
     if (!token) throw notFound();
     const pending = this.usage.pendingUse(token.id);
     if (pending === null) return token;
@@ -51,7 +72,7 @@ export class TokenLifecycle {
    */
   async update(userId: string, id: string, input: UpdateTokenBody, context: RequestContext): Promise<TokenDetail> {
     for (let attempt = 1; ; attempt++) {
-      const current = await this.detail(userId, id);
+      const current = await this.active(userId, id);
       // A replaced token is on its way out: a narrowing of it would not reach its replacement.
       if (current.replacedBy !== null) throw conflict('The token was rotated: change its replacement instead.');
       const changes = checkChanges(current, input);
@@ -63,7 +84,7 @@ export class TokenLifecycle {
       if (attempt === UPDATE_ATTEMPTS) throw conflict('The token was changed by another request meanwhile; read it and try again.');
     }
     await this.feed.committed('token', id);
-    return this.detail(userId, id);
+    return this.active(userId, id);
   }
 
   /**
@@ -77,7 +98,7 @@ export class TokenLifecycle {
       throw validationFailed([{ field: 'grace_seconds', message: `must be a whole number from 0 to ${MAX_GRACE_SECONDS}` }]);
     }
     for (let attempt = 1; ; attempt++) {
-      const old = await this.detail(userId, id).catch(async (error: unknown) => {
+      const old = await this.active(userId, id).catch(async (error: unknown) => {
         // A rotation without grace revokes the old token at once: it is gone, but rotated all the same.
         const missing = error instanceof ProblemError && error.code === 'not_found';
         if (missing && isUuid(id) && (await this.store.isReplaced(id, userId))) throw alreadyRotated();
@@ -124,11 +145,14 @@ export class TokenLifecycle {
     return { value, token: { ...record, lastUsedAt: null, replacedBy: null }, replaces: old.id };
   }
 
-  /** The active tokens of one of the caller's apps, newest first. */
-  async appTokens(userId: string, appId: string): Promise<TokenRecord[]> {
-    const tokens = isUuid(appId) ? await this.store.listAppTokens(appId, userId, iso(this.clock.now())) : undefined;
-    if (!tokens) throw notFound();
-    return tokens.map((t) => withPendingUse(t, this.usage));
+  /** A page of the tokens in `state` of one of the caller's apps, newest first. */
+  async appTokens(userId: string, appId: string, state: TokenState, page: PageRequest): Promise<Page<ListedToken>> {
+    const now = this.clock.now();
+    const query = { state, now: iso(now), endedSince: this.endedSince(now), page };
+    const rows = isUuid(appId) ? await this.store.listAppTokens(appId, userId, query) : undefined;
+    if (!rows) throw notFound();
+    const { items, nextCursor } = keysetPage(rows, page);
+    return { items: items.map((t) => withPendingUse(t, this.usage)), nextCursor };
   }
 }
 

@@ -2,12 +2,15 @@ import { type Static, Type } from 'typebox';
 import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf, USER_TOKEN_ONLY } from '../api/route.js';
-import { AllowedCidrs, IdParams, Label, NullableTimestamp, ScopeNames, Timestamp, Uuid } from '../api/schemas.js';
+import { AllowedCidrs, IdParams, Label, listPage, NullableTimestamp, PageParams, ScopeNames, Timestamp, Uuid } from '../api/schemas.js';
+import { DEFAULT_CAPS } from '../lib/caps.js';
+import { parsePage } from '../lib/pages.js';
 import type { ScopeCatalogue } from '../scopes/catalogue.js';
 import { requestedScopes } from '../scopes/routes.js';
 import { TOKEN_SHAPE } from '../lib/token-format.js';
 import type { TokenService } from './service.js';
-import type { TokenRecord } from './store.js';
+import { ENDED_VISIBLE, EndFields, StateParam } from './state-schemas.js';
+import type { ListedToken } from './list-store.js';
 
 /** The body of POST /api/tokens; its scopes are the catalogue's that API tokens may carry. */
 const createTokenBody = (catalogue: ScopeCatalogue) =>
@@ -57,12 +60,13 @@ const TokenSummary = Type.Object(
     expires_at: NullableTimestamp,
     last_used_at: Type.Union([Timestamp, Type.Null()], { description: 'Updated within a few seconds of use.' }),
     hint: Type.String({ pattern: '^rz_[0-9A-Za-z]{4}$', maxLength: 7, description: '`rz_` and the last four characters of the value.', examples: ['rz_x7Qa'] }),
+    ...EndFields,
   },
   { additionalProperties: false },
 );
 
 /** A token as GET /api/tokens lists it; its detail (GET /api/tokens/{id}) adds to it. */
-export const tokenSummary = (t: TokenRecord) => ({
+export const tokenSummary = (t: ListedToken) => ({
   id: t.id,
   name: t.name,
   scopes: [...t.scopes],
@@ -70,7 +74,11 @@ export const tokenSummary = (t: TokenRecord) => ({
   expires_at: t.expiresAt,
   last_used_at: t.lastUsedAt,
   hint: t.hint,
+  state: t.state,
+  revoked_at: t.revokedAt,
 });
+
+const TokensQuery = Type.Object({ ...PageParams, state: StateParam }, { additionalProperties: false });
 
 /** API tokens: create, list, revoke. */
 export function tokenRoutes(app: Http, tokens: TokenService, catalogue: ScopeCatalogue): void {
@@ -81,9 +89,10 @@ export function tokenRoutes(app: Http, tokens: TokenService, catalogue: ScopeCat
       operationId: 'createApiToken',
       tags: ['tokens'],
       summary: 'Create an API token',
-      description: 'Needs a user token: no token can mint a token. The value is in this response only.',
+      description: `Needs a user token: no token can mint a token. The value is in this response only. At most MAX_API_TOKENS_PER_USER active API tokens per user (${DEFAULT_CAPS.apiTokensPerUser} by default; a token in its rotation grace does not count; 409 \`conflict\` naming it beyond).`,
       auth: USER_TOKEN_ONLY,
       body: CreateTokenBody,
+      problems: ['conflict'],
       success: { 201: { description: 'Created: the token and its value.', schema: CreatedToken } },
     }),
     handler: async (request, reply) => {
@@ -105,12 +114,17 @@ export function tokenRoutes(app: Http, tokens: TokenService, catalogue: ScopeCat
       method: 'GET',
       operationId: 'listApiTokens',
       tags: ['tokens'],
-      summary: 'List your active API tokens, newest first',
-      description: 'Active API tokens of the caller only. Never returns a token value or digest.',
+      summary: 'List your API tokens, newest first',
+      description: `The caller's API tokens in \`state\` (active by default), a page at a time. ${ENDED_VISIBLE} Never returns a token value or digest. A bad \`limit\`, \`cursor\` or \`state\` is 400 naming it.`,
       auth: { api: 'tokens:read' },
-      success: { 200: { description: 'Your active API tokens.', schema: Type.Object({ tokens: Type.Array(TokenSummary) }, { additionalProperties: false }) } },
+      querystring: TokensQuery,
+      success: { 200: { description: 'A page of your API tokens.', schema: listPage('tokens', TokenSummary, 'Your API tokens in the state asked for.') } },
     }),
-    handler: async (request) => ({ tokens: (await tokens.listApiTokens(principalOf(request).user.id)).map(tokenSummary) }),
+    handler: async (request) => {
+      const { state = 'active', ...page } = request.query;
+      const listed = await tokens.listApiTokens(principalOf(request).user.id, state, parsePage(page));
+      return { tokens: listed.items.map(tokenSummary), next_cursor: listed.nextCursor };
+    },
   });
 
   app.delete('/api/tokens/:id', {

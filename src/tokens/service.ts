@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { auditEvent, type Details, type RequestContext } from '../audit/events.js';
 import type { ChangeFeed } from '../changes/feed.js';
-import { type Clock, iso } from '../clock.js';
+import { type Clock, DAY_MS, iso } from '../clock.js';
+import { capReached, DEFAULT_CAPS, type OwnershipCaps } from '../lib/caps.js';
+import { keysetPage, type Page, type PageRequest } from '../lib/pages.js';
 import { notFound, validationFailed, type FieldError } from '../errors.js';
 import { isUuid } from '../lib/ids.js';
 import { cleanLabel } from '../lib/text.js';
@@ -9,6 +11,7 @@ import { parseCidrs } from './cidrs.js';
 import { creationExpiry, NO_POLICY, type TokenPolicy } from './policy.js';
 import { generateToken, tokenDigest, tokenHint, type TokenKind } from '../lib/token-format.js';
 import type { ScopeCatalogue } from '../scopes/catalogue.js';
+import type { ListedToken, TokenState } from './list-store.js';
 import type { NewToken, RevokedToken, TokenRecord, TokenStore } from './store.js';
 import type { UsageRecorder } from './usage.js';
 import type { CreateApiTokenBody } from './routes.js';
@@ -18,6 +21,13 @@ export function withPendingUse<T extends TokenRecord>(token: T, usage: UsageReco
   const pending = usage.pendingUse(token.id);
   return pending !== null && (token.lastUsedAt === null || pending.at > token.lastUsedAt) ? { ...token, lastUsedAt: pending.at } : token;
 }
+
+/** How long ended (expired or revoked) tokens stay listed: as long as the audit log keeps their end (AUDIT_RETENTION_DAYS). */
+export interface TokenHistory {
+  readonly endedVisibleMs: number;
+}
+
+export const DEFAULT_HISTORY: TokenHistory = { endedVisibleMs: 365 * DAY_MS };
 
 /** A freshly minted token: the value (shown once) and the record to store. */
 export interface MintedToken {
@@ -72,6 +82,8 @@ export class TokenService {
     private readonly clock: Clock,
     private readonly catalogue: ScopeCatalogue,
     private readonly policy: TokenPolicy = NO_POLICY,
+    private readonly caps: OwnershipCaps = DEFAULT_CAPS,
+    private readonly history: TokenHistory = DEFAULT_HISTORY,
   ) {}
 
   async createApiToken(userId: string, input: CreateApiTokenBody, context: RequestContext): Promise<{ value: string; token: TokenRecord }> {
@@ -96,14 +108,17 @@ export class TokenService {
       allowedCidrs,
     });
     const details = { ...tokenDetails(record), scopes: record.scopes, expires_at: record.expiresAt };
-    await this.store.insert(record, auditEvent({ type: 'token.created', userId, subject: { type: 'token', id: record.id }, details }, context, now));
+    const event = auditEvent({ type: 'token.created', userId, subject: { type: 'token', id: record.id }, details }, context, now);
+    if (!(await this.store.insert(record, event, this.caps.apiTokensPerUser))) throw capReached(this.caps, 'apiTokensPerUser');
     return { value, token: { ...record, lastUsedAt: null, replacedBy: null } };
   }
 
-  /** The caller's active API tokens, newest first, with this instance's unflushed last uses. */
-  async listApiTokens(userId: string): Promise<TokenRecord[]> {
-    const tokens = await this.store.listActive(userId, 'api', iso(this.clock.now()));
-    return tokens.map((t) => withPendingUse(t, this.usage));
+  /** A page of the caller's API tokens in `state`, newest first, with this instance's unflushed last uses. */
+  async listApiTokens(userId: string, state: TokenState, page: PageRequest): Promise<Page<ListedToken>> {
+    const now = this.clock.now();
+    const rows = await this.store.list({ owner: { userId }, state, now: iso(now), endedSince: iso(now - this.history.endedVisibleMs), page });
+    const { items, nextCursor } = keysetPage(rows, page);
+    return { items: items.map((t) => withPendingUse(t, this.usage)), nextCursor };
   }
 
   /**

@@ -2,26 +2,13 @@ import type { Kysely, Transaction } from 'kysely';
 import type { AuditEvent } from '../audit/events.js';
 import { recordAudit } from '../audit/store.js';
 import { type ChangeTransaction, changeTransaction, recordChange } from '../changes/store.js';
-import type { Tables, TokensTable } from '../db/tables.js';
+import { lockOwner } from '../db/pages.js';
+import type { Tables } from '../db/tables.js';
 import type { TokenKind } from '../lib/token-format.js';
+import { fewerCountedThan, type ListedToken, listTokens, type TokenListQuery } from './list-store.js';
+import { TOKEN_COLUMNS, type TokenRecord, type TokenRow, toRecord } from './record.js';
 
-/** An API or app token as stored: never its value, only its digest and hint. */
-export interface TokenRecord {
-  readonly id: string;
-  readonly kind: TokenKind;
-  readonly userId: string;
-  readonly appId: string | null;
-  readonly name: string;
-  readonly scopes: readonly string[];
-  readonly hint: string;
-  readonly createdAt: string;
-  readonly expiresAt: string | null;
-  readonly lastUsedAt: string | null;
-  /** The networks the token may be used from (`address/prefix`); null for anywhere. */
-  readonly allowedCidrs: readonly string[] | null;
-  /** The token that replaced this one by rotation, while this one lives out its grace. */
-  readonly replacedBy: string | null;
-}
+export { TOKEN_COLUMNS, type TokenRecord, toRecord } from './record.js';
 
 export interface NewToken extends Omit<TokenRecord, 'lastUsedAt' | 'replacedBy'> {
   readonly digest: string;
@@ -45,26 +32,6 @@ export interface TokenLookup {
   readonly app: { readonly id: string; readonly name: string } | null;
 }
 
-type TokenRow = Pick<
-  TokensTable,
-  'id' | 'kind' | 'user_id' | 'app_id' | 'name' | 'scopes' | 'hint' | 'created_at' | 'expires_at' | 'last_used_at' | 'allowed_cidrs' | 'replaced_by'
->;
-
-export const TOKEN_COLUMNS = [
-  'tokens.id',
-  'tokens.kind',
-  'tokens.user_id',
-  'tokens.app_id',
-  'tokens.name',
-  'tokens.scopes',
-  'tokens.hint',
-  'tokens.created_at',
-  'tokens.expires_at',
-  'tokens.last_used_at',
-  'tokens.allowed_cidrs',
-  'tokens.replaced_by',
-] as const;
-
 /** A lookup's row: the token, its revocation, its owner and its app. */
 const toLookup = (row: TokenRow & { revoked_at: string | null; username: string; email: string; app_name: string | null }): TokenLookup => ({
   token: toRecord(row),
@@ -72,23 +39,6 @@ const toLookup = (row: TokenRow & { revoked_at: string | null; username: string;
   owner: { id: row.user_id, username: row.username, email: row.email },
   app: row.app_id !== null && row.app_name !== null ? { id: row.app_id, name: row.app_name } : null,
 });
-
-export function toRecord(row: TokenRow): TokenRecord {
-  return {
-    id: row.id,
-    kind: row.kind,
-    userId: row.user_id,
-    appId: row.app_id,
-    name: row.name,
-    scopes: JSON.parse(row.scopes) as string[],
-    hint: row.hint,
-    createdAt: row.created_at,
-    expiresAt: row.expires_at,
-    lastUsedAt: row.last_used_at,
-    allowedCidrs: row.allowed_cidrs === null ? null : (JSON.parse(row.allowed_cidrs) as string[]),
-    replacedBy: row.replaced_by,
-  };
-}
 
 /** Inserts a token inside the caller's transaction. */
 export async function insertToken(trx: Kysely<Tables> | Transaction<Tables>, token: NewToken): Promise<void> {
@@ -130,22 +80,45 @@ export async function revokeIn(trx: ChangeTransaction, id: string, at: string, o
   return { id, kind: revoked.kind, appId: revoked.app_id, userId: revoked.user_id, name: revoked.name, hint: revoked.hint };
 }
 
+/**
+ * Inserts `token` unless its owner already holds `cap` tokens that count against it (false then);
+ * without a cap, always. The owner's lock is taken first, so insertions at once are counted one
+ * after the other.
+ */
+async function insertWithin(trx: Transaction<Tables>, token: NewToken, cap: number | undefined): Promise<boolean> {
+  if (cap !== undefined) {
+    await lockOwner(trx, 'users', token.userId);
+    if (!(await fewerCountedThan(trx, { userId: token.userId }, token.createdAt, cap))) return false;
+  }
+  await insertToken(trx, token);
+  return true;
+}
+
+interface PendingInsert {
+  readonly token: NewToken;
+  readonly event: AuditEvent | undefined;
+  readonly cap: number | undefined;
+  readonly resolve: (inserted: boolean) => void;
+  readonly reject: (error: unknown) => void;
+}
+
 /** SQL for API and app tokens. */
 export class TokenStore {
-  private batch: Array<{ token: NewToken; event: AuditEvent | undefined; resolve: () => void; reject: (error: unknown) => void }> = [];
+  private batch: PendingInsert[] = [];
 
   constructor(private readonly db: Kysely<Tables>) {}
 
   /**
-   * Inserts a token. Inserts that arrive in the same turn of the event loop share one transaction
-   * (group commit): one write of the shared pages instead of one per token. Each caller's promise
-   * settles only after the commit, so a token is durable before its creation is answered; if the
-   * shared transaction fails, each insert is retried alone so one bad row fails only its caller.
-   * The audit event of the creation commits with it.
+   * Inserts a token, unless its owner holds `cap` active API tokens already (false then). Inserts
+   * that arrive in the same turn of the event loop share one transaction (group commit): one write
+   * of the shared pages instead of one per token; each is counted against the cap after those
+   * before it. Each caller's promise settles only after the commit, so a token is durable before
+   * its creation is answered; if the shared transaction fails, each insert is retried alone so one
+   * bad row fails only its caller. The audit event of the creation commits with it.
    */
-  insert(token: NewToken, event?: AuditEvent): Promise<void> {
+  insert(token: NewToken, event?: AuditEvent, cap?: number): Promise<boolean> {
     return new Promise((resolve, reject) => {
-      this.batch.push({ token, event, resolve, reject });
+      this.batch.push({ token, event, cap, resolve, reject });
       if (this.batch.length === 1) setImmediate(() => void this.commitBatch());
     });
   }
@@ -154,23 +127,31 @@ export class TokenStore {
     const batch = this.batch;
     this.batch = [];
     try {
-      await this.db.transaction().execute(async (trx) => {
-        for (const { token } of batch) await insertToken(trx, token);
+      const inserted = await this.db.transaction().execute(async (trx) => {
+        const done: boolean[] = [];
+        for (const { token, cap } of batch) done.push(await insertWithin(trx, token, cap));
         // The batch's events in one statement: recording costs token creation one statement per batch.
-        await recordAudit(trx, batch.flatMap(({ event }) => (event ? [event] : [])));
+        await recordAudit(trx, batch.flatMap(({ event }, i) => (event && done[i] ? [event] : [])));
+        return done;
       });
-      for (const entry of batch) entry.resolve();
+      batch.forEach((entry, i) => entry.resolve(inserted[i] === true));
     } catch {
       for (const entry of batch) {
         this.db
           .transaction()
           .execute(async (trx) => {
-            await insertToken(trx, entry.token);
-            if (entry.event) await recordAudit(trx, entry.event);
+            const inserted = await insertWithin(trx, entry.token, entry.cap);
+            if (inserted && entry.event) await recordAudit(trx, entry.event);
+            return inserted;
           })
           .then(entry.resolve, entry.reject);
       }
     }
+  }
+
+  /** The tokens `query` names, newest first, a page at a time. */
+  list(query: TokenListQuery): Promise<ListedToken[]> {
+    return listTokens(this.db, query);
   }
 
   async findByDigest(digest: string): Promise<TokenLookup | undefined> {
@@ -185,21 +166,6 @@ export class TokenStore {
   private lookup() {
     const tokens = this.db.selectFrom('tokens').innerJoin('users', 'users.id', 'tokens.user_id').leftJoin('apps', 'apps.id', 'tokens.app_id');
     return tokens.select(TOKEN_COLUMNS).select(['tokens.revoked_at', 'users.username', 'users.email', 'apps.name as app_name']);
-  }
-
-  /** Active (unrevoked, unexpired) tokens of a kind owned by a user, newest first. */
-  async listActive(userId: string, kind: TokenKind, now: string): Promise<TokenRecord[]> {
-    const rows = await this.db
-      .selectFrom('tokens')
-      .select(TOKEN_COLUMNS)
-      .where('user_id', '=', userId)
-      .where('kind', '=', kind)
-      .where('revoked_at', 'is', null)
-      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
-      .orderBy('tokens.created_at', 'desc')
-      .orderBy('tokens.id', 'desc')
-      .execute();
-    return rows.map(toRecord);
   }
 
   /**

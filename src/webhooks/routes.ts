@@ -2,12 +2,13 @@ import { Type } from 'typebox';
 import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf, USER_TOKEN_ONLY } from '../api/route.js';
-import { IdParams, NullableTimestamp, Timestamp, Uuid } from '../api/schemas.js';
+import { IdParams, listPage, NullableTimestamp, PageQuery, Timestamp, Uuid } from '../api/schemas.js';
 import { AUDIT_TYPES } from '../audit/events.js';
-import { DEFAULT_PAGE, MAX_PAGE } from '../lib/pages.js';
+import { DEFAULT_CAPS } from '../lib/caps.js';
+import { parsePage } from '../lib/pages.js';
 import { MAX_WEBHOOK_URL_LENGTH } from './addresses.js';
 import { TEST_EVENT_TYPE } from './dispatcher.js';
-import { MAX_CURSOR_LENGTH, MAX_DESCRIPTION, MAX_ENDPOINTS_PER_USER, MAX_PENDING_TESTS, WEBHOOK_EVENT_TYPES, type WebhookService } from './service.js';
+import { MAX_DESCRIPTION, MAX_PENDING_TESTS, WEBHOOK_EVENT_TYPES, type WebhookService } from './service.js';
 import { deliveryJson, endpointJson } from './json.js';
 
 const EventTypes = Type.Array(Type.Enum([...WEBHOOK_EVENT_TYPES]), {
@@ -93,14 +94,6 @@ const DeliverySchema = Type.Object(
   { additionalProperties: false },
 );
 
-const DeliveriesQuery = Type.Object(
-  {
-    limit: Type.Optional(Type.String({ maxLength: 8, description: `Deliveries per page, 1 to ${MAX_PAGE}; ${DEFAULT_PAGE} by default.`, examples: ['20'] })),
-    cursor: Type.Optional(Type.String({ maxLength: MAX_CURSOR_LENGTH, description: 'The `next_cursor` of the previous page.' })),
-  },
-  { additionalProperties: false },
-);
-
 const USER_ONLY = 'Needs a user token (API and app tokens get 403).';
 
 /** /api/webhooks: a user's own endpoints, for their own events (docs/webhooks.md). */
@@ -114,7 +107,7 @@ export function webhookRoutes(app: Http, webhooks: WebhookService): void {
       operationId: 'createWebhook',
       tags,
       summary: 'Add a webhook endpoint for your own events',
-      description: `${USER_ONLY} The answer carries the signing secret, once. At most ${MAX_ENDPOINTS_PER_USER} endpoints per user (409 \`conflict\` beyond). A bad \`url\`, \`event_types\` or \`description\` is 400 naming it. See docs/webhooks.md.`,
+      description: `${USER_ONLY} The answer carries the signing secret, once. At most MAX_WEBHOOKS_PER_USER endpoints per user (${DEFAULT_CAPS.webhooksPerUser} by default; 409 \`conflict\` naming it beyond). A bad \`url\`, \`event_types\` or \`description\` is 400 naming it. See docs/webhooks.md.`,
       auth: USER_TOKEN_ONLY,
       body: CreateBody,
       problems: ['conflict'],
@@ -133,11 +126,15 @@ export function webhookRoutes(app: Http, webhooks: WebhookService): void {
       operationId: 'listWebhooks',
       tags,
       summary: 'List your webhook endpoints, newest first',
-      description: `${USER_ONLY} Never returns a secret.`,
+      description: `${USER_ONLY} A page at a time. Never returns a secret. A bad \`limit\` or \`cursor\` is 400 naming it.`,
       auth: USER_TOKEN_ONLY,
-      success: { 200: { description: 'Your endpoints.', schema: Type.Object({ webhooks: Type.Array(Endpoint, { maxItems: MAX_ENDPOINTS_PER_USER }) }, { additionalProperties: false }) } },
+      querystring: PageQuery,
+      success: { 200: { description: 'A page of your endpoints.', schema: listPage('webhooks', Endpoint, 'Your endpoints.') } },
     }),
-    handler: async (request) => ({ webhooks: (await webhooks.list(owner(request))).map(endpointJson) }),
+    handler: async (request) => {
+      const listed = await webhooks.page(owner(request), parsePage(request.query));
+      return { webhooks: listed.items.map(endpointJson), next_cursor: listed.nextCursor };
+    },
   });
 
   app.get('/api/webhooks/event-types', {
@@ -193,16 +190,8 @@ export function webhookRoutes(app: Http, webhooks: WebhookService): void {
       description: `${USER_ONLY} Page with \`next_cursor\`; it is null on the last page. Finished deliveries are kept 30 days.`,
       auth: USER_TOKEN_ONLY,
       params: IdParams,
-      querystring: DeliveriesQuery,
-      success: {
-        200: {
-          description: 'A page of deliveries.',
-          schema: Type.Object(
-            { deliveries: Type.Array(DeliverySchema, { maxItems: MAX_PAGE }), next_cursor: Type.Union([Type.String({ maxLength: MAX_CURSOR_LENGTH }), Type.Null()]) },
-            { additionalProperties: false },
-          ),
-        },
-      },
+      querystring: PageQuery,
+      success: { 200: { description: 'A page of deliveries.', schema: listPage('deliveries', DeliverySchema, "The endpoint's deliveries.") } },
     }),
     handler: async (request) => {
       const page = await webhooks.deliveries(owner(request), request.params.id, request.query);

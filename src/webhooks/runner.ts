@@ -54,14 +54,20 @@ export class WebhookDelivery {
 }
 
 /** The webhook rules the API and the CLI call, and the background work the server runs. */
-export function createWebhooks(db: Kysely<Tables>, clock: Clock, config: Config['webhooks'], onError: (error: unknown, context: string) => void, sealer: Sealer) {
+export function createWebhooks(
+  db: Kysely<Tables>,
+  clock: Clock,
+  config: Config['webhooks'] & { readonly maxEndpointsPerUser: number },
+  onError: (error: unknown, context: string) => void,
+  sealer: Sealer,
+) {
   const queue = new WebhookQueue(db, sealer);
-  const { allowPrivate, timeoutMs, connectTimeoutMs } = config;
+  const { allowPrivate, timeoutMs, connectTimeoutMs, maxEndpointsPerUser } = config;
   const worker = new DeliveryWorker(queue, createSender({ allowPrivate, timeoutMs, connectTimeoutMs }), clock, { timeoutMs, onError });
   const store = new WebhookStore(db, sealer);
   return {
     store,
-    service: new WebhookService(store, clock, { allowPrivate }),
+    service: new WebhookService(store, clock, { allowPrivate, maxEndpointsPerUser }),
     delivery: new WebhookDelivery(new Dispatcher(queue, clock), worker, onError),
   };
 }

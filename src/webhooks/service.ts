@@ -3,7 +3,8 @@ import { AUDIT_TYPES, type AuditType, auditEvent, type RequestContext } from '..
 import { type Clock, iso } from '../clock.js';
 import { conflict, type FieldError, notFound, validationFailed } from '../errors.js';
 import { isUuid } from '../lib/ids.js';
-import { decodeCursor, encodeCursor, pageOf, parseLimit } from '../lib/pages.js';
+import { capReached, DEFAULT_CAPS } from '../lib/caps.js';
+import { keysetPage, type Page, type PageRequest, parsePage } from '../lib/pages.js';
 import { redactEcho } from '../lib/redact.js';
 import { cleanText } from '../lib/text.js';
 import { isFieldError } from '../tokens/service.js';
@@ -11,20 +12,21 @@ import { checkWebhookUrl } from './addresses.js';
 import type { Resolve } from './resolution.js';
 import { TEST_EVENT_TYPE, testPayload } from './dispatcher.js';
 import { newWebhookSecret } from './signature.js';
-import type { Delivery, DeliveryPosition, OwnerFilter, WebhookEndpoint, WebhookStore } from './store.js';
+import type { Delivery, OwnerFilter, WebhookEndpoint, WebhookStore } from './store.js';
 
-/** A user's endpoints are capped: each one multiplies the deliveries of every event of theirs. */
-export const MAX_ENDPOINTS_PER_USER = 10;
 /**
  * Test deliveries waiting on one endpoint: each is retried for a day, so without a cap a user could
  * queue them by the thousand against a receiver that never answers.
  */
 export const MAX_PENDING_TESTS = 3;
 export const MAX_DESCRIPTION = 1000;
-/** Far longer than any cursor we hand out: a longer one is refused before it is decoded. */
-export const MAX_CURSOR_LENGTH = 128;
 /** What an endpoint may subscribe to: every type of the audit log. */
 export const WEBHOOK_EVENT_TYPES: readonly AuditType[] = AUDIT_TYPES;
+
+export interface DeliveryPage {
+  readonly deliveries: Delivery[];
+  readonly nextCursor: string | null;
+}
 
 /**
  * A new endpoint as the API's body or the CLI's options give it; its event types are checked here,
@@ -36,19 +38,6 @@ export interface NewEndpoint {
   readonly description?: string | undefined;
 }
 
-export interface DeliveryPage {
-  readonly deliveries: Delivery[];
-  readonly nextCursor: string | null;
-}
-
-/** A delivery cursor names the last delivery of a page. */
-const encodePosition = (d: DeliveryPosition): string => encodeCursor(`${d.createdAt}|${d.id}`);
-const POSITION = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)\|([0-9a-f-]{36})$/;
-const decodePosition = (cursor: string): DeliveryPosition =>
-  decodeCursor(cursor, MAX_CURSOR_LENGTH, (text) => {
-    const match = POSITION.exec(text);
-    return match?.[1] && match[2] && isUuid(match[2]) ? { createdAt: match[1], id: match[2] } : undefined;
-  });
 
 function checkEventTypes(types: readonly string[]): AuditType[] | FieldError {
   if (types.length === 0) return { field: 'event_types', message: 'must name at least one event type' };
@@ -67,6 +56,11 @@ export interface WebhookPolicy {
   readonly allowPrivate: boolean;
   /** Injected in tests; dns.lookup otherwise. */
   readonly resolve?: Resolve;
+  /**
+   * MAX_WEBHOOKS_PER_USER: each endpoint multiplies the deliveries of every event of its owner's.
+   * The operator's endpoints (CLI) have no cap.
+   */
+  readonly maxEndpointsPerUser?: number;
 }
 
 /**
@@ -94,15 +88,21 @@ export class WebhookService {
     const endpoint: WebhookEndpoint = { id: randomUUID(), ownerUserId, url: url.href, description: description || null, eventTypes, createdAt: iso(now) };
     const secret = newWebhookSecret();
     const event = auditEvent({ type: 'webhook.created', userId: ownerUserId, subject: { type: 'webhook', id: endpoint.id }, details: endpointDetails(endpoint) }, context, now);
-    if (!(await this.store.insertEndpoint({ ...endpoint, secret }, event, MAX_ENDPOINTS_PER_USER))) {
-      throw conflict(`You have ${MAX_ENDPOINTS_PER_USER} webhook endpoints, the most allowed: delete one first.`);
+    const max = this.policy.maxEndpointsPerUser ?? DEFAULT_CAPS.webhooksPerUser;
+    if (!(await this.store.insertEndpoint({ ...endpoint, secret }, event, max))) {
+      throw capReached({ ...DEFAULT_CAPS, webhooksPerUser: max }, 'webhooksPerUser');
     }
     return { endpoint, secret };
   }
 
-  /** Endpoints newest first, never with their secrets. */
+  /** Every endpoint, newest first, never with its secret (the operator's CLI). */
   list(owner: OwnerFilter): Promise<WebhookEndpoint[]> {
     return this.store.listEndpoints(owner);
+  }
+
+  /** A page of endpoints, newest first, never with their secrets. */
+  async page(owner: OwnerFilter, page: PageRequest): Promise<Page<WebhookEndpoint>> {
+    return keysetPage(await this.store.listEndpoints(owner, page), page);
   }
 
   /** One endpoint; someone else's is not found, exactly like a missing one. */
@@ -122,11 +122,9 @@ export class WebhookService {
 
   /** A page of an endpoint's deliveries, newest first, with their attempts. */
   async deliveries(owner: OwnerFilter, id: string, query: { readonly limit?: string | undefined; readonly cursor?: string | undefined }): Promise<DeliveryPage> {
-    const limit = parseLimit(query.limit);
-    const after = query.cursor === undefined ? undefined : decodePosition(query.cursor);
+    const page = parsePage(query);
     const endpoint = await this.get(owner, id);
-    const rows = await this.store.listDeliveries(endpoint.id, limit + 1, after);
-    const { items: deliveries, nextCursor } = pageOf(rows, limit, encodePosition);
+    const { items: deliveries, nextCursor } = keysetPage(await this.store.listDeliveries(endpoint.id, page.limit + 1, page.after), page);
     return { deliveries, nextCursor };
   }
 

@@ -3,6 +3,8 @@ import type { AuditEvent, AuditType } from '../audit/events.js';
 import { recordAudit } from '../audit/store.js';
 import { insertBatches } from '../db/dialect.js';
 import { sealIn, WEBHOOK_SECRET } from '../db/sealed-columns.js';
+import { fewerThan, lockOwner, newestFirst } from '../db/pages.js';
+import type { PageRequest, Position } from '../lib/pages.js';
 import type { Tables, WebhookDeliveriesTable, WebhookEndpointsTable } from '../db/tables.js';
 import { NO_SEALING_KEYS, Sealer } from '../lib/sealed.js';
 
@@ -65,12 +67,6 @@ export interface NewDelivery {
   readonly createdAt: string;
 }
 
-/** Where a page of deliveries starts: after this one, newest first. */
-export interface DeliveryPosition {
-  readonly createdAt: string;
-  readonly id: string;
-}
-
 export type Db = Kysely<Tables> | Transaction<Tables>;
 
 /** Owner `undefined` is the operator acting (CLI): every endpoint. */
@@ -123,10 +119,8 @@ export class WebhookStore {
     return this.db.transaction().execute(async (trx) => {
       const owner = endpoint.ownerUserId;
       if (owner !== null) {
-        const locked = await trx.updateTable('users').set((eb) => ({ created_at: eb.ref('created_at') })).where('id', '=', owner).executeTakeFirst();
-        if (locked.numUpdatedRows === 0n) return false;
-        const { count } = await trx.selectFrom('webhook_endpoints').select((eb) => eb.fn.countAll<number | string>().as('count')).where('owner_user_id', '=', owner).executeTakeFirstOrThrow();
-        if (Number(count) >= max) return false;
+        if (!(await lockOwner(trx, 'users', owner))) return false;
+        if (!(await fewerThan(trx.selectFrom('webhook_endpoints').select('id').where('owner_user_id', '=', owner), max))) return false;
       }
       await trx
         .insertInto('webhook_endpoints')
@@ -146,14 +140,12 @@ export class WebhookStore {
   }
 
   /** Endpoints newest first: one user's, or every one (the operator's view). */
-  async listEndpoints(owner: OwnerFilter): Promise<WebhookEndpoint[]> {
-    const rows = await this.db
+  async listEndpoints(owner: OwnerFilter, page?: PageRequest): Promise<WebhookEndpoint[]> {
+    const query = this.db
       .selectFrom('webhook_endpoints')
       .select(ENDPOINT_COLUMNS)
-      .$if(owner !== undefined, (q) => q.where('owner_user_id', '=', owner ?? ''))
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .execute();
+      .$if(owner !== undefined, (q) => q.where('owner_user_id', '=', owner ?? ''));
+    const rows = await newestFirst(query, 'webhook_endpoints', page).execute();
     return rows.map(toEndpoint);
   }
 
@@ -210,16 +202,13 @@ export class WebhookStore {
   }
 
   /** Deliveries of an endpoint, newest first, after `after`, each with its attempts. */
-  async listDeliveries(endpointId: string, limit: number, after?: DeliveryPosition): Promise<Delivery[]> {
-    const rows = await this.db
+  async listDeliveries(endpointId: string, limit: number, after?: Position): Promise<Delivery[]> {
+    const query = this.db
       .selectFrom('webhook_deliveries')
       .select(['id', 'endpoint_id', 'event_id', 'event_type', 'status', 'created_at', 'next_attempt_at', 'finished_at'])
-      .where('endpoint_id', '=', endpointId)
-      .$if(after !== undefined, (q) => q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after?.createdAt ?? '', after?.id ?? ''))))
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit)
-      .execute();
+      .where('endpoint_id', '=', endpointId);
+    // At most `limit` rows: a page of one row fewer, and the row that tells whether another follows.
+    const rows = await newestFirst(query, 'webhook_deliveries', { limit: limit - 1, after }).execute();
     if (rows.length === 0) return [];
     const attempts = await this.db
       .selectFrom('webhook_attempts')

@@ -26,6 +26,9 @@ describe('apps', () => {
         created_at: expect.any(String),
         token: expect.stringMatching(APP_TOKEN),
         token_id: expect.stringMatching(UUID),
+        scopes: [],
+        expires_at: null,
+        allowed_cidrs: null,
       });
     });
 
@@ -83,7 +86,14 @@ describe('apps', () => {
       expect(res.statusCode).toBe(201);
       expect(res.headers['cache-control']).toBe('no-store');
       const issued = res.json();
-      expect(issued).toEqual({ token: expect.stringMatching(APP_TOKEN), token_id: expect.stringMatching(UUID), created_at: expect.any(String) });
+      expect(issued).toEqual({
+        token: expect.stringMatching(APP_TOKEN),
+        token_id: expect.stringMatching(UUID),
+        created_at: expect.any(String),
+        scopes: [],
+        expires_at: null,
+        allowed_cidrs: null,
+      });
       for (const token of [app.token, issued.token]) {
         const me = await json(t, 'GET', '/api/me', undefined, token);
         expect(me.json().app).toEqual({ id: app.id, name: app.name });
@@ -91,6 +101,28 @@ describe('apps', () => {
       expect((await json(t, 'DELETE', `/api/tokens/${app.token_id}`, undefined, user.jwt)).statusCode).toBe(204);
       expectInvalidToken(await json(t, 'GET', '/api/me', undefined, app.token));
       expect((await json(t, 'GET', '/api/me', undefined, issued.token)).statusCode).toBe(200);
+    });
+  });
+
+  describe('creation answers say what was created', () => {
+    it('POST /api/apps and POST /api/apps/{id}/tokens answer the app token\'s scopes, expires_at and allowed_cidrs, as GET /api/tokens/{id} shows them', async () => {
+      const limited = await json(t, 'POST', '/api/tokens', { name: 'maker', scopes: ['apps:write', 'tokens:read'], expires_at: '2099-01-01T00:00:00.000Z', allowed_cidrs: ['203.0.113.0/24'] }, user.jwt);
+      const maker = limited.json().token as string;
+      const registered = await json(t, 'POST', '/api/apps', { name: 'limited' }, maker, '203.0.113.9');
+      expect(registered.statusCode).toBe(201);
+      const app = registered.json();
+      expect(app).toMatchObject({ scopes: [], expires_at: '2099-01-01T00:00:00.000Z', allowed_cidrs: ['203.0.113.0/24'] });
+      const issued = await json(t, 'POST', `/api/apps/${app.id}/tokens`, { allowed_cidrs: ['203.0.113.128/25'] }, maker, '203.0.113.9');
+      expect(issued.statusCode).toBe(201);
+      expect(issued.json()).toMatchObject({ scopes: [], expires_at: '2099-01-01T00:00:00.000Z', allowed_cidrs: ['203.0.113.128/25'] });
+      for (const [id, body] of [[app.token_id, app], [issued.json().token_id, issued.json()]]) {
+        const stored = (await json(t, 'GET', `/api/tokens/${id}`, undefined, user.jwt)).json();
+        expect({ scopes: body.scopes, expires_at: body.expires_at, allowed_cidrs: body.allowed_cidrs }).toEqual({
+          scopes: stored.scopes,
+          expires_at: stored.expires_at,
+          allowed_cidrs: stored.allowed_cidrs,
+        });
+      }
     });
   });
 

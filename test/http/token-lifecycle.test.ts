@@ -40,6 +40,8 @@ describe('token lifecycle', () => {
         allowed_cidrs: null,
         last_used_ip: null,
         scopes_used: [],
+        state: 'active',
+        revoked_at: null,
       });
       expect(res.body).not.toContain(created.token);
     });
@@ -68,12 +70,13 @@ describe('token lifecycle', () => {
       expect(detail).toMatchObject({ id: app.token_id, type: 'app_token', name: 'Detailed', hint: `rza_${app.token.slice(-4)}` });
     });
 
-    it("404 for someone else's, revoked, unknown and malformed ids alike", async () => {
+    it("404 for someone else's, unknown and malformed ids alike (a revoked one answers with its state)", async () => {
       const theirs = await createApiToken(t, other.jwt);
       const revoked = await createApiToken(t, user.jwt);
       expect((await json(t, 'DELETE', `/api/tokens/${revoked.id}`, undefined, user.jwt)).statusCode).toBe(204);
+      expect((await json(t, 'GET', `/api/tokens/${revoked.id}`, undefined, user.jwt)).json()).toMatchObject({ id: revoked.id, state: 'revoked' });
       const bodies = [];
-      for (const id of [theirs.id, revoked.id, UNKNOWN_ID, 'not-a-uuid']) {
+      for (const id of [theirs.id, UNKNOWN_ID, 'not-a-uuid']) {
         const res = await json(t, 'GET', `/api/tokens/${id}`, undefined, user.jwt);
         expectProblem(res, 404, 'not_found');
         bodies.push({ ...res.json(), request_id: '' });
@@ -366,6 +369,8 @@ describe('token lifecycle', () => {
         created_at: expect.any(String),
         expires_at: null,
         last_used_at: null,
+        state: 'active',
+        revoked_at: null,
       });
       expect(res.body).not.toContain(app.token);
     });

@@ -106,6 +106,8 @@ describe('API tokens', () => {
         expires_at: null,
         last_used_at: new Date(clock.now()).toISOString(),
         hint: `rz_${first.token.slice(-4)}`,
+        state: 'active',
+        revoked_at: null,
       });
       expect(tokens[0].last_used_at).toBeNull();
       expect(res.body).not.toContain(first.token);
@@ -117,7 +119,7 @@ describe('API tokens', () => {
       const a = await signup(t);
       const b = await signup(t);
       await createApiToken(t, b.jwt, { name: 'b-token' });
-      expect((await json(t, 'GET', '/api/tokens', undefined, a.jwt)).json()).toEqual({ tokens: [] });
+      expect((await json(t, 'GET', '/api/tokens', undefined, a.jwt)).json()).toEqual({ tokens: [], next_cursor: null });
     });
 
     it('expired tokens drop out of the list and stop working', async () => {

@@ -191,8 +191,9 @@ export function storeContract(name: string, harness: () => StoreHarness): void {
         const revoked = newToken(user.id, { name: 'revoked', createdAt: at(5) });
         for (const t of [old, fresh, expired, revoked]) await tokens.insert(t);
         await tokens.revoke(revoked.id, user.id, at(6));
-        expect((await tokens.listActive(user.id, 'api', at(10))).map((t) => t.name)).toEqual(['fresh', 'old']);
-        expect(await tokens.listActive(user.id, 'app', at(10))).toEqual([]);
+        const active = { state: 'active', now: at(10), endedSince: at(0) } as const;
+        expect((await tokens.list({ ...active, owner: { userId: user.id } })).map((t) => t.name)).toEqual(['fresh', 'old']);
+        expect(await tokens.list({ ...active, owner: { appId: randomUUID() } })).toEqual([]);
       });
 
       it("revokes only the owner's token, once", async () => {

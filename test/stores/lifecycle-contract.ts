@@ -158,8 +158,9 @@ export function lifecycleStoreContract(name: string, harness: () => StoreHarness
       await s.apps.insertWithToken(app, first);
       const second = newToken(user.id, { kind: 'app', appId: app.id, createdAt: at(2) });
       await s.apps.insertToken(second);
-      expect((await s.lifecycle.listAppTokens(app.id, user.id, at(3)))?.map((t) => t.id)).toEqual([second.id, first.id]);
-      expect(await s.lifecycle.listAppTokens(app.id, (await insertUser(s.users)).id, at(3))).toBeUndefined();
+      const active = { state: 'active', now: at(3), endedSince: at(0) } as const;
+      expect((await s.lifecycle.listAppTokens(app.id, user.id, active))?.map((t) => t.id)).toEqual([second.id, first.id]);
+      expect(await s.lifecycle.listAppTokens(app.id, (await insertUser(s.users)).id, active)).toBeUndefined();
     });
 
     it('a token that reached the expiry it was created with stayed unrevoked and unrecorded: the lifetime sweep revokes it once; a rotated one is left to the grace sweep', async () => {

@@ -11,6 +11,7 @@ import { platformStoreContract } from './platform-contract.js';
 import { sessionStoreContract } from './session-contract.js';
 import { webhookStoreContract } from './webhook-contract.js';
 import { webhookFairnessContract } from './webhook-fairness-contract.js';
+import { listStoreContract } from './list-contract.js';
 
 const available = await postgresAvailable();
 
@@ -34,6 +35,7 @@ describe.skipIf(!available)('PostgreSQL', () => {
   lifecycleStoreContract('PostgreSQL', postgres);
   webhookStoreContract('PostgreSQL', postgres);
   webhookFairnessContract('PostgreSQL', postgres);
+  listStoreContract('PostgreSQL', postgres);
 });
 
 // A transaction that records no change (the usage flush) does not queue on the change log's lock,

@@ -10,6 +10,7 @@ import { platformStoreContract } from './platform-contract.js';
 import { sessionStoreContract } from './session-contract.js';
 import { webhookStoreContract } from './webhook-contract.js';
 import { webhookFairnessContract } from './webhook-fairness-contract.js';
+import { listStoreContract } from './list-contract.js';
 
 const sqlite = (): StoreHarness => {
   const dir = tempDir();
@@ -26,6 +27,7 @@ sessionStoreContract('SQLite', sqlite);
 lifecycleStoreContract('SQLite', sqlite);
 webhookStoreContract('SQLite', sqlite);
 webhookFairnessContract('SQLite', sqlite);
+listStoreContract('SQLite', sqlite);
 
 describe('SQLite connection settings', () => {
   it.each([2048, 65536])('sizes the page cache from SQLITE_CACHE_KIB (%i KiB), not the driver default', async (cacheKiB) => {
