@@ -8,7 +8,8 @@ import { type PlatformScope, readScopesFile, ScopesFileError } from './scopes/fi
 import { checkHopsOnWildcard, HOPS_CONFIRMED, parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 import { parseCorsOrigins } from './lib/origins.js';
 import { type SealingKeys, sealingKeysFrom } from './lib/sealed.js';
-import { CAP_VARIABLES, DEFAULT_CAPS, type OwnershipCaps } from './lib/caps.js';
+import { capsFrom, type OwnershipCaps } from './lib/caps.js';
+import { parseKeysUrl } from './lib/leak-keys-url.js';
 import { bool, ConfigError, type Env, int, oneOf, optionalInt, raw } from './lib/env-vars.js';
 
 export { ConfigError };
@@ -78,11 +79,6 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** What one user may own (MAX_API_TOKENS_PER_USER, MAX_APPS_PER_USER, MAX_TOKENS_PER_APP, MAX_WEBHOOKS_PER_USER). */
   readonly caps: OwnershipCaps;
-}
-
-function parseCaps(env: Env): OwnershipCaps {
-  const cap = (key: keyof OwnershipCaps) => int(env, CAP_VARIABLES[key], DEFAULT_CAPS[key], 1, 1_000_000);
-  return { apiTokensPerUser: cap('apiTokensPerUser'), appsPerUser: cap('appsPerUser'), tokensPerApp: cap('tokensPerApp'), webhooksPerUser: cap('webhooksPerUser') };
 }
 
 function parseQuota(env: Env, name: string, fallback: string): Quota | null {
@@ -237,22 +233,10 @@ export function loadConfig(env: Env): Config {
     keyEncryption: sealingKeysFrom(env),
     corsOrigins: parseCorsOrigins(env),
     leaks: { githubKeysUrl: parseKeysUrl(raw(env, 'LEAK_GITHUB_KEYS_URL')) },
-    caps: parseCaps(env),
+    caps: capsFrom(env),
   };
   checkHopsOnWildcard(config.trustProxy, config.host, bool(env, HOPS_CONFIRMED, false));
   return deepFreeze(config);
-}
-
-/** Where GitHub publishes the keys that sign its secret scanning reports. */
-const GITHUB_KEYS_URL = 'https://api.github.com/meta/public_keys/secret_scanning';
-
-/** LEAK_GITHUB_KEYS_URL: https, or http to a loopback host only (a local key server in tests). */
-function parseKeysUrl(value: string | undefined): string {
-  if (value === undefined || value === '') return GITHUB_KEYS_URL;
-  const url = URL.canParse(value) ? new URL(value) : null;
-  const loopback = url !== null && ['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname);
-  if (url?.protocol === 'https:' || (url?.protocol === 'http:' && loopback)) return url.href;
-  throw new ConfigError('LEAK_GITHUB_KEYS_URL must be an https URL (http only to 127.0.0.1, [::1] or localhost)');
 }
 
 function deepFreeze<T extends object>(value: T): T {

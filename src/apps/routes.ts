@@ -1,4 +1,4 @@
-import { type Static, Type } from 'typebox';
+import { Type } from 'typebox';
 import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf } from '../api/route.js';
@@ -6,33 +6,11 @@ import { AllowedCidrs, IdParams, Label, listPage, PageQuery, ScopeNames, Timesta
 import { DEFAULT_CAPS } from '../lib/caps.js';
 import { parsePage } from '../lib/pages.js';
 import type { ScopeCatalogue } from '../scopes/catalogue.js';
-import { requestedScopes } from '../scopes/routes.js';
 import { TOKEN_SHAPE } from '../lib/token-format.js';
+import { type IssueAppTokenBody, issueTokenBody, registerAppBody } from './bodies.js';
 import type { AppService, IssuedAppToken } from './service.js';
 import type { App } from './store.js';
 
-const APP_TOKEN_SCOPES = 'Scopes of the platform that app tokens may carry. Omitted means none: the token can call GET /api/me and read its own app.';
-
-const registerAppBody = (catalogue: ScopeCatalogue) =>
-  Type.Object(
-    {
-      name: Type.String({ maxLength: 1000, description: '1 to 100 characters after trimming.', examples: ['Space Invaders'] }),
-      description: Type.Optional(Type.String({ maxLength: 4000, description: 'Up to 1000 characters.', examples: ['A retro shooter.'] })),
-      scopes: Type.Optional(requestedScopes(catalogue, 'app_token', `The first app token's scopes. ${APP_TOKEN_SCOPES}`)),
-    },
-    { additionalProperties: false },
-  );
-
-/** The body of POST /api/apps/{id}/tokens, which may be omitted. */
-const issueTokenBody = (catalogue: ScopeCatalogue) =>
-  Type.Object(
-    { scopes: Type.Optional(requestedScopes(catalogue, 'app_token', APP_TOKEN_SCOPES)), allowed_cidrs: Type.Optional(AllowedCidrs) },
-    { additionalProperties: false },
-  );
-
-/** The bodies of POST /api/apps and POST /api/apps/{id}/tokens as validated: what AppService takes. */
-export type RegisterAppBody = Static<ReturnType<typeof registerAppBody>>;
-export type IssueAppTokenBody = Static<ReturnType<typeof issueTokenBody>>;
 
 const Description = Type.String({ maxLength: 1000, examples: ['A retro shooter.'] });
 

@@ -13,7 +13,7 @@ import { narrows } from '../tokens/cidrs.js';
 import { impliedExpiry, NO_POLICY, type TokenPolicy } from '../tokens/policy.js';
 import { isFieldError, type MintedToken, mintToken, requestedCidrs, tokenDetails } from '../tokens/service.js';
 import type { NewToken } from '../tokens/store.js';
-import type { IssueAppTokenBody, RegisterAppBody } from './routes.js';
+import type { IssueAppTokenBody, RegisterAppBody } from './bodies.js';
 import type { App, AppStore } from './store.js';
 
 /** A new app token as its creation answers it: the value (shown once) and what it may do. */

@@ -1,4 +1,5 @@
 import { conflict, type ProblemError } from '../errors.js';
+import { type Env, int } from './env-vars.js';
 
 /**
  * What one user may own, from the configuration (docs/deployment.md): active API tokens, apps,
@@ -33,4 +34,10 @@ const WHAT: Readonly<Record<keyof OwnershipCaps, [owned: string, remedy: string]
 export function capReached(caps: OwnershipCaps, cap: keyof OwnershipCaps): ProblemError {
   const [owned, remedy] = WHAT[cap];
   return conflict(`You have ${caps[cap]} ${owned}, the most allowed (${CAP_VARIABLES[cap]}): ${remedy}.`);
+}
+
+/** The caps the environment sets, each a whole number from 1 to 1,000,000. */
+export function capsFrom(env: Env): OwnershipCaps {
+  const cap = (key: keyof OwnershipCaps) => int(env, CAP_VARIABLES[key], DEFAULT_CAPS[key], 1, 1_000_000);
+  return { apiTokensPerUser: cap('apiTokensPerUser'), appsPerUser: cap('appsPerUser'), tokensPerApp: cap('tokensPerApp'), webhooksPerUser: cap('webhooksPerUser') };
 }

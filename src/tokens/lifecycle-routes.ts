@@ -1,9 +1,10 @@
-import { type Static, Type } from 'typebox';
+import { Type } from 'typebox';
 import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf, USER_TOKEN_ONLY } from '../api/route.js';
 import { AllowedCidrs, IdParams, Label, NullableTimestamp, ScopeName, ScopeNames, Timestamp, Uuid } from '../api/schemas.js';
-import { ENDED_VISIBLE, EndFields, StateParam } from './state-schemas.js';
+import { ENDED_VISIBLE, EndFields } from './state-schemas.js';
+import { UpdateBody } from './bodies.js';
 import { MAX_TOKEN_SCOPES } from './scopes.js';
 import type { TokenDetail } from './lifecycle-store.js';
 import { MAX_GRACE_SECONDS, type TokenLifecycle } from './lifecycle.js';
@@ -39,17 +40,6 @@ const Detail = Type.Object(
   { additionalProperties: false },
 );
 
-const UpdateBody = Type.Object(
-  {
-    name: Type.Optional(Type.String({ maxLength: 1000, description: '1 to 100 characters after trimming.', examples: ['deploy script'] })),
-    scopes: Type.Optional(Type.Array(ScopeName, { maxItems: MAX_TOKEN_SCOPES, description: 'A subset of the current scopes.' })),
-    allowed_cidrs: Type.Optional({ ...AllowedCidrs, description: 'Every network inside one the token already allows; any list for a token without one.' }),
-  },
-  { additionalProperties: false },
-);
-
-/** The body of PATCH /api/tokens/{id} as validated: what TokenLifecycle.update takes. */
-export type UpdateTokenBody = Static<typeof UpdateBody>;
 
 const RotateBody = Type.Object(
   {

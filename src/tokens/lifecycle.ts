@@ -12,7 +12,7 @@ import type { ListedToken, TokenState } from './list-store.js';
 import { keysetPage, type Page, type PageRequest } from '../lib/pages.js';
 import type { RevokedToken, TokenRecord } from './store.js';
 import type { UsageRecorder } from './usage.js';
-import type { UpdateTokenBody } from './lifecycle-routes.js';
+import type { UpdateTokenBody } from './bodies.js';
 
 /** The longest grace a rotation may give the old token: a week. */
 export const MAX_GRACE_SECONDS = 604_800;

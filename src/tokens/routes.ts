@@ -1,4 +1,4 @@
-import { type Static, Type } from 'typebox';
+import { Type } from 'typebox';
 import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf, USER_TOKEN_ONLY } from '../api/route.js';
@@ -6,33 +6,12 @@ import { AllowedCidrs, IdParams, Label, listPage, NullableTimestamp, PageParams,
 import { DEFAULT_CAPS } from '../lib/caps.js';
 import { parsePage } from '../lib/pages.js';
 import type { ScopeCatalogue } from '../scopes/catalogue.js';
-import { requestedScopes } from '../scopes/routes.js';
 import { TOKEN_SHAPE } from '../lib/token-format.js';
+import { createTokenBody } from './bodies.js';
 import type { TokenService } from './service.js';
 import { ENDED_VISIBLE, EndFields, StateParam } from './state-schemas.js';
 import type { ListedToken } from './list-store.js';
 
-/** The body of POST /api/tokens; its scopes are the catalogue's that API tokens may carry. */
-const createTokenBody = (catalogue: ScopeCatalogue) =>
-  Type.Object(
-    {
-      name: Type.String({ maxLength: 1000, description: '1 to 100 characters after trimming.', examples: ['deploy script'] }),
-      scopes: Type.Optional(requestedScopes(catalogue, 'api_token', 'Omitted means none: the token can call GET /api/me only.')),
-      expires_at: Type.Optional(
-        Type.String({
-          format: 'date-time',
-          maxLength: 64,
-          description: 'ISO 8601, in the future. Omitted means no expiry, unless the server sets a maximum lifetime (TOKEN_MAX_LIFETIME_DAYS): then it is required and within it.',
-          examples: ['2027-01-01T00:00:00Z'],
-        }),
-      ),
-      allowed_cidrs: Type.Optional(AllowedCidrs),
-    },
-    { additionalProperties: false },
-  );
-
-/** The body of POST /api/tokens as validated: what TokenService.createApiToken takes. */
-export type CreateApiTokenBody = Static<ReturnType<typeof createTokenBody>>;
 
 const CreatedToken = Type.Object(
   {

@@ -14,7 +14,7 @@ import type { ScopeCatalogue } from '../scopes/catalogue.js';
 import type { ListedToken, TokenState } from './list-store.js';
 import type { NewToken, RevokedToken, TokenRecord, TokenStore } from './store.js';
 import type { UsageRecorder } from './usage.js';
-import type { CreateApiTokenBody } from './routes.js';
+import type { CreateApiTokenBody } from './bodies.js';
 
 /** A token as this instance knows it: the store's record with this instance's unflushed last use. */
 export function withPendingUse<T extends TokenRecord>(token: T, usage: UsageRecorder): T {

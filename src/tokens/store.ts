@@ -6,9 +6,9 @@ import { lockOwner } from '../db/pages.js';
 import type { Tables } from '../db/tables.js';
 import type { TokenKind } from '../lib/token-format.js';
 import { fewerCountedThan, type ListedToken, listTokens, type TokenListQuery } from './list-store.js';
-import { TOKEN_COLUMNS, type TokenRecord, type TokenRow, toRecord } from './record.js';
+import { TOKEN_COLUMNS, type TokenRecord, type TokenRow, toRecord } from './record-store.js';
 
-export { TOKEN_COLUMNS, type TokenRecord, toRecord } from './record.js';
+export { TOKEN_COLUMNS, type TokenRecord, toRecord } from './record-store.js';
 
 export interface NewToken extends Omit<TokenRecord, 'lastUsedAt' | 'replacedBy'> {
   readonly digest: string;
