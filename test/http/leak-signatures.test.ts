@@ -61,13 +61,13 @@ describe("leak reports in GitHub's format, signed and not", () => {
     expect(verified.statusCode).toBe(202);
     // Revoked before the answer: the token is dead the moment the reporter hears back.
     expectInvalidToken(await json(t, 'GET', '/api/me', undefined, a.token));
-    expect(await leakedDetails(owner.jwt)).toEqual({ token_type: 'api_token', hint: `rz_${a.token.slice(-4)}`, report_format: 'github', verified: true });
+    expect(await leakedDetails(owner.jwt)).toEqual({ token_type: 'api_token', name: a.name, hint: `rz_${a.token.slice(-4)}`, report_format: 'github', verified: true });
 
     const forged = matches(b.token);
     const unverified = await post(forged, signed(forged, stranger.privateKey), '203.0.113.11');
     expect(shape(unverified)).toEqual(shape(verified));
     expectInvalidToken(await json(t, 'GET', '/api/me', undefined, b.token));
-    expect(await leakedDetails(owner.jwt)).toEqual({ token_type: 'api_token', hint: `rz_${b.token.slice(-4)}`, report_format: 'github' });
+    expect(await leakedDetails(owner.jwt)).toEqual({ token_type: 'api_token', name: b.name, hint: `rz_${b.token.slice(-4)}`, report_format: 'github' });
 
     // A signature GitHub made over another body does not vouch for this one.
     const spliced = await post(matches(c.token), signed(good), '203.0.113.12');
