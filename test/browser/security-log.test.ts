@@ -65,7 +65,7 @@ describe.skipIf(!run)('Developers page: security log and leaked tokens', { timeo
     // Actions in another tab show on Refresh, on top.
     await call('DELETE', `/api/tokens/${(await createToken('short-lived')).id}`, jwt);
     await page.getByRole('button', { name: 'Refresh' }).click();
-    await expect.poll(async () => (await titles()).slice(0, 2)).toEqual(['API token revoked', 'API token “short-lived” created']);
+    await expect.poll(async () => (await titles()).slice(0, 2)).toEqual(['API token “short-lived” revoked', 'API token “short-lived” created']);
     await screenshot(page, 'log', GROUP);
   });
 
@@ -95,7 +95,7 @@ describe.skipIf(!run)('Developers page: security log and leaked tokens', { timeo
 
     await page.getByRole('link', { name: 'Security log' }).click();
     await typeFilter().selectOption('token.leaked');
-    await expect.poll(titles).toEqual(['API token reported leaked and revoked']);
+    await expect.poll(titles).toEqual(['API token “old laptop CLI” reported leaked and revoked']);
     expect(await events().first().innerText()).toMatch(/By\s+Someone without a credential/);
   });
 
@@ -107,7 +107,7 @@ describe.skipIf(!run)('Developers page: security log and leaked tokens', { timeo
     // Down the list one type at a time, as a keyboard does: each step reloads, the last one wins.
     for (let i = 0; i < 9; i++) await page.keyboard.press('ArrowDown');
     expect(await typeFilter().inputValue()).toBe('token.revoked');
-    await expect.poll(titles).toEqual(['API token revoked']);
+    await expect.poll(titles).toEqual(['API token “short-lived” revoked']);
     await typeFilter().selectOption('app.registered');
     await expect.poll(() => page.locator('.list-state').innerText()).toBe('No events of this type.');
 
