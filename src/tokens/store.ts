@@ -160,8 +160,13 @@ export class TokenStore {
   }
 
   /** The tokens among `digests`, in one query (a leak report's strings). */
+  /** The tokens among `digests`, in the order each was first given (a leak report's order). */
   async findByDigests(digests: readonly string[]): Promise<TokenLookup[]> {
-    return digests.length === 0 ? [] : (await this.lookup().where('digest', 'in', digests).execute()).map(toLookup);
+    if (digests.length === 0) return [];
+    const order = new Map<string, number>();
+    for (const [i, digest] of digests.entries()) if (!order.has(digest)) order.set(digest, i);
+    const rows = await this.lookup().select('tokens.digest').where('digest', 'in', digests).execute();
+    return rows.sort((a, b) => (order.get(a.digest) ?? 0) - (order.get(b.digest) ?? 0)).map(toLookup);
   }
   private lookup() {
     const tokens = this.db.selectFrom('tokens').innerJoin('users', 'users.id', 'tokens.user_id').leftJoin('apps', 'apps.id', 'tokens.app_id');
