@@ -96,7 +96,7 @@ export class AppService {
       auditEvent({ type: 'app.registered', userId, subject: { type: 'app', id: app.id }, details: { name } }, context, now),
       this.tokenCreated(minted.record, context, now),
     ];
-    if (!(await this.store.insertWithToken(app, minted.record, events, this.caps.appsPerUser))) throw capReached(this.caps, 'appsPerUser');
+    if (!(await this.store.insertWithToken(app, minted.record, events, this.caps.appsPerUser))) throw capReached('appsPerUser', this.caps.appsPerUser);
     return { app, token: issuedFrom(minted) };
   }
 
@@ -135,7 +135,7 @@ export class AppService {
     const minted = mintToken('app', fields);
     const inserted = await this.store.insertToken(minted.record, this.tokenCreated(minted.record, context, now), this.caps.tokensPerApp);
     if (inserted === false) throw notFound();
-    if (inserted === 'full') throw capReached(this.caps, 'tokensPerApp');
+    if (inserted === 'full') throw capReached('tokensPerApp', this.caps.tokensPerApp);
     return issuedFrom(minted);
   }
 

@@ -31,9 +31,9 @@ const WHAT: Readonly<Record<keyof OwnershipCaps, [owned: string, remedy: string]
 };
 
 /** 409 conflict naming the cap that a creation would pass, and its variable. */
-export function capReached(caps: OwnershipCaps, cap: keyof OwnershipCaps): ProblemError {
+export function capReached(cap: keyof OwnershipCaps, limit: number): ProblemError {
   const [owned, remedy] = WHAT[cap];
-  return conflict(`You have ${caps[cap]} ${owned}, the most allowed (${CAP_VARIABLES[cap]}): ${remedy}.`);
+  return conflict(`You have ${limit} ${owned}, the most allowed (${CAP_VARIABLES[cap]}): ${remedy}.`);
 }
 
 /** The caps the environment sets, each a whole number from 1 to 1,000,000. */

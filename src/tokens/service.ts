@@ -109,7 +109,7 @@ export class TokenService {
     });
     const details = { ...tokenDetails(record), scopes: record.scopes, expires_at: record.expiresAt };
     const event = auditEvent({ type: 'token.created', userId, subject: { type: 'token', id: record.id }, details }, context, now);
-    if (!(await this.store.insert(record, event, this.caps.apiTokensPerUser))) throw capReached(this.caps, 'apiTokensPerUser');
+    if (!(await this.store.insert(record, event, this.caps.apiTokensPerUser))) throw capReached('apiTokensPerUser', this.caps.apiTokensPerUser);
     return { value, token: { ...record, lastUsedAt: null, replacedBy: null } };
   }
 

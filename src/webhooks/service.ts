@@ -90,7 +90,7 @@ export class WebhookService {
     const event = auditEvent({ type: 'webhook.created', userId: ownerUserId, subject: { type: 'webhook', id: endpoint.id }, details: endpointDetails(endpoint) }, context, now);
     const max = this.policy.maxEndpointsPerUser ?? DEFAULT_CAPS.webhooksPerUser;
     if (!(await this.store.insertEndpoint({ ...endpoint, secret }, event, max))) {
-      throw capReached({ ...DEFAULT_CAPS, webhooksPerUser: max }, 'webhooksPerUser');
+      throw capReached('webhooksPerUser', max);
     }
     return { endpoint, secret };
   }
