@@ -28,6 +28,7 @@ import { LastUseRecorder } from './lib/last-use.js';
 import { Periodic } from './lib/periodic.js';
 import { Sealer } from './lib/sealed.js';
 import { Maintenance } from './maintenance/runner.js';
+import { createMetrics, type Metrics } from './metrics/registry.js';
 import { expiredSessions, MAINTENANCE_INTERVAL_MS, oldAuditEvents, oldChanges, oldDeliveries } from './maintenance/sweeps.js';
 import { ScopeCatalogue } from './scopes/catalogue.js';
 import { ServiceCredentials } from './service-credentials/service.js';
@@ -93,6 +94,8 @@ export interface Services {
   readonly rateLimiter: RateLimiter;
   /** The shared Redis connection, when REDIS_URL is set. */
   readonly redis: Redis | null;
+  /** Prometheus series, when METRICS_ADDR is set (docs/operations.md). */
+  readonly metrics: Metrics | null;
   /** Flushes pending writes and closes connections. */
   close(): Promise<void>;
 }
@@ -145,6 +148,7 @@ interface Infrastructure {
 
 async function wire(config: Config, { database, redis, clock, onError, requireFeed }: Infrastructure): Promise<Services> {
   const { db } = database;
+  const metrics = config.metrics ? createMetrics() : null;
   const sealer = new Sealer(config.keyEncryption);
   const scopes = new ScopeCatalogue(config.scopes);
   const tokenStore = new TokenStore(db);
@@ -232,6 +236,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     webhookDelivery: webhooks.delivery,
     rateLimiter: new RateLimiter(config.rateLimits, redis, config.redisPrefix),
     redis,
+    metrics,
     async close() {
       events.stop();
       await background.stop();

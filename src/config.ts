@@ -10,6 +10,7 @@ import { parseCorsOrigins } from './lib/origins.js';
 import { type SealingKeys, sealingKeysFrom } from './lib/sealed.js';
 import { capsFrom, type OwnershipCaps } from './lib/caps.js';
 import { parseKeysUrl } from './lib/leak-keys-url.js';
+import { type MetricsConfig, metricsFrom } from './metrics/config.js';
 import { bool, ConfigError, type Env, int, oneOf, optionalInt, raw } from './lib/env-vars.js';
 
 export { ConfigError };
@@ -79,6 +80,7 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** What one user may own (MAX_API_TOKENS_PER_USER, MAX_APPS_PER_USER, MAX_TOKENS_PER_APP, MAX_WEBHOOKS_PER_USER). */
   readonly caps: OwnershipCaps;
+  readonly metrics: MetricsConfig | null; // METRICS_ADDR, METRICS_TOKEN; null when metrics are off
 }
 
 function parseQuota(env: Env, name: string, fallback: string): Quota | null {
@@ -234,6 +236,7 @@ export function loadConfig(env: Env): Config {
     corsOrigins: parseCorsOrigins(env),
     leaks: { githubKeysUrl: parseKeysUrl(raw(env, 'LEAK_GITHUB_KEYS_URL')) },
     caps: capsFrom(env),
+    metrics: metricsFrom(env),
   };
   checkHopsOnWildcard(config.trustProxy, config.host, bool(env, HOPS_CONFIRMED, false));
   return deepFreeze(config);
