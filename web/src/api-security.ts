@@ -1,5 +1,5 @@
 import type { Answer, AuditEvent, AuditType, operations, RequestBody } from '../../types/api.js';
-import { call } from './api.js';
+import { call, everyPage } from './api.js';
 
 /*
  * The security side of the API as the page uses it: the user's audit log (GET /api/audit) and their
@@ -26,7 +26,7 @@ export type CreatedWebhook = Answer<'createWebhook', 201>;
 export type Delivery = Answer<'listWebhookDeliveries'>['deliveries'][number];
 export type DeliveryAttempt = Delivery['attempts'][number];
 
-export const listWebhooks = (jwt: string) => call('get', '/api/webhooks', jwt, {});
+export const listWebhooks = async (jwt: string) => ({ webhooks: await everyPage((query) => call('get', '/api/webhooks', jwt, { query }), (page) => page.webhooks) });
 export const createWebhook = (jwt: string, body: RequestBody<'createWebhook'>) => call('post', '/api/webhooks', jwt, { body });
 export const deleteWebhook = (jwt: string, id: string) => call('delete', '/api/webhooks/{id}', jwt, { path: { id } });
 export const listDeliveries = (jwt: string, id: string, limit: number) =>

@@ -129,11 +129,35 @@ export async function call<M extends Method, P extends PathOf<M>>(method: M, pat
 
 type Input<Op extends keyof operations> = RequestBody<Op>;
 
+/** The largest page a list hands out, and how many pages a list is read to at most (docs/lists.md). */
+const PAGE_LIMIT = '200';
+const MAX_PAGES = 25;
+
+/**
+ * Every item of a list, page after page along `next_cursor`. What one user owns is capped (500 API
+ * tokens by default), so this is a few requests; the bound on pages keeps a list that never ends
+ * (an uncapped one, or a misbehaving proxy) from keeping the page busy.
+ */
+export async function everyPage<Page extends { readonly next_cursor: string | null }, Item>(
+  read: (query: { limit: string; cursor?: string }) => Promise<Page>,
+  items: (page: Page) => readonly Item[],
+): Promise<Item[]> {
+  const all: Item[] = [];
+  let cursor: string | null = null;
+  for (let pages = 0; pages < MAX_PAGES; pages += 1) {
+    const page: Page = await read(cursor === null ? { limit: PAGE_LIMIT } : { limit: PAGE_LIMIT, cursor });
+    all.push(...items(page));
+    cursor = page.next_cursor;
+    if (cursor === null) break;
+  }
+  return all;
+}
+
 export const signup = (body: Input<'signUp'>) => call('post', '/api/auth/signup', null, { body });
 export const login = (body: Input<'logIn'>) => call('post', '/api/auth/login', null, { body });
 export const logout = (jwt: string) => call('post', '/api/auth/logout', jwt, {});
 
-export const listTokens = (jwt: string) => call('get', '/api/tokens', jwt, {});
+export const listTokens = async (jwt: string) => ({ tokens: await everyPage((query) => call('get', '/api/tokens', jwt, { query }), (page) => page.tokens) });
 export const createToken = (jwt: string, body: Input<'createApiToken'>) => call('post', '/api/tokens', jwt, { body });
 export const getToken = (jwt: string, id: string) => call('get', '/api/tokens/{id}', jwt, { path: { id } });
 /** Renames or narrows a token: scopes and networks may only shrink. */
@@ -143,16 +167,18 @@ export const rotateToken = (jwt: string, id: string, graceSeconds: number) =>
 /** Revokes an API token or an app token of one of the caller's apps. */
 export const revokeToken = (jwt: string, id: string) => call('delete', '/api/tokens/{id}', jwt, { path: { id } });
 
-export const listApps = (jwt: string) => call('get', '/api/apps', jwt, {});
+export const listApps = async (jwt: string) => ({ apps: await everyPage((query) => call('get', '/api/apps', jwt, { query }), (page) => page.apps) });
 export const registerApp = (jwt: string, body: Input<'registerApp'>) => call('post', '/api/apps', jwt, { body });
 export const deleteApp = (jwt: string, id: string) => call('delete', '/api/apps/{id}', jwt, { path: { id } });
-export const listAppTokens = (jwt: string, id: string) => call('get', '/api/apps/{id}/tokens', jwt, { path: { id } });
+export const listAppTokens = async (jwt: string, id: string) => ({
+  tokens: await everyPage((query) => call('get', '/api/apps/{id}/tokens', jwt, { path: { id }, query }), (page) => page.tokens),
+});
 /** Without scopes, no body at all: a token that can call GET /api/me and read its own app. */
 export const issueAppToken = (jwt: string, id: string, scopes: readonly string[] = []) =>
   call('post', '/api/apps/{id}/tokens', jwt, { path: { id }, ...(scopes.length > 0 ? { body: { scopes: [...scopes] } } : {}) });
 
 export const changePassword = (jwt: string, body: Input<'updatePassword'>) => call('post', '/api/auth/password', jwt, { body });
-export const listSessions = (jwt: string) => call('get', '/api/auth/sessions', jwt, {});
+export const listSessions = async (jwt: string) => ({ sessions: await everyPage((query) => call('get', '/api/auth/sessions', jwt, { query }), (page) => page.sessions) });
 export const revokeSession = (jwt: string, id: string) => call('delete', '/api/auth/sessions/{id}', jwt, { path: { id } });
 export const revokeOtherSessions = (jwt: string) => call('delete', '/api/auth/sessions', jwt, {});
 /** Deletes the account with everything it owns; the password confirms it. */
