@@ -112,8 +112,11 @@ export class JwtVerifier {
     }
   }
 
-  /** Fetches the key set again now (rz-auth rotated its keys); a failure waits for the next use. */
-  reload(): void {
-    this.jwks.reload().catch(() => undefined);
+  /**
+   * Fetches the key set again now (rz-auth rotated its keys); settles once the new set is in use,
+   * or once fetching it failed (the next use tries again).
+   */
+  reload(): Promise<void> {
+    return this.jwks.reload().catch(() => undefined);
   }
 }

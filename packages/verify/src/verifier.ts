@@ -44,12 +44,14 @@ export class Engine implements VerifierCore {
   private readonly cache: CallerCache;
   private readonly refusals = new RefusalCache(REFUSALS_KEPT, REFUSAL_TTL_MS);
   /** Lookups under way, by token: requests with the same uncached token wait for one introspection. */
-  private readonly lookups = new Map<string, { readonly answer: Promise<Caller>; readonly generation: number }>();
+  private readonly lookups = new Map<string, { readonly answer: Promise<Caller>; readonly generation: number; readonly keySet: number }>();
   private readonly jwt: JwtVerifier;
   private readonly feed: EventFeed;
   private readonly credential: CredentialWatch;
   private readonly budgets: LookupBudgets;
   private generation = 0;
+  /** Moves when a key set fetched after keys.changed comes into use: refusals made on the old one are not kept. */
+  private keySet = 0;
 
   constructor(private readonly settings: Settings) {
     const { url, fetch, timeoutMs } = settings;
@@ -118,7 +120,7 @@ export class Engine implements VerifierCore {
   private async sharedLookUp(token: string, address: string | undefined): Promise<Caller> {
     let lookup = this.lookups.get(token);
     if (lookup?.generation !== this.generation) {
-      const started = { answer: this.lookUp(token, address), generation: this.generation };
+      const started = { answer: this.lookUp(token, address), generation: this.generation, keySet: this.keySet };
       const done = () => void (this.lookups.get(token) === started && this.lookups.delete(token));
       started.answer.then(done, done);
       this.lookups.set(token, (lookup = started));
@@ -129,7 +131,7 @@ export class Engine implements VerifierCore {
       if (cacheable()) this.cache.set(token, caller, Date.now());
       return caller;
     } catch (error) {
-      if (error instanceof VerifyError && error.code === 'invalid_token' && cacheable()) this.refusals.add(token, Date.now());
+      if (error instanceof VerifyError && error.code === 'invalid_token' && cacheable() && lookup.keySet === this.keySet) this.refusals.add(token, Date.now());
       throw error;
     }
   }
@@ -178,9 +180,14 @@ export class Engine implements VerifierCore {
     this.generation++;
     this.cache.apply(what);
     if (message.event === 'keys.changed' || message.event === 'reset') {
-      this.jwt.reload();
-      // A user token signed with a key not yet fetched was refused for it: it may be good now.
+      // A user token signed with a key not yet fetched was refused for it: it may be good now. Until
+      // the new key set is read, lookups still run on the old one: their refusals are forgotten
+      // too once it is in use (a lookup that started before that is not kept as a refusal).
       this.refusals.clear();
+      void this.jwt.reload().then(() => {
+        this.keySet++;
+        this.refusals.clear();
+      });
     }
   }
 

@@ -87,6 +87,38 @@ describe('events and work under way', () => {
     await expect.poll(() => outcome(verifier.verify(`Bearer ${fresh}`)), { timeout: 3000, interval: 20 }).toBe('accepted');
   });
 
+  it('a user token refused while the key set announced by keys.changed was still being fetched stayed refused for a minute: now it verifies once the set is in use', async () => {
+    const [k1, k2] = [await signer('k1'), await signer('k2')];
+    let keys = [k1.jwk];
+    const held: Array<() => void> = [];
+    let hold = false;
+    const events = stream();
+    const exp = Math.floor(Date.now() / 1000) + 600;
+    const upstream = await served({
+      '/api/events': events.handler,
+      '/.well-known/jwks.json': (req, res) =>
+        void req.resume().on('end', () => {
+          const body = JSON.stringify({ keys });
+          const send = () => void res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+          if (hold) held.push(send);
+          else send();
+        }),
+      '/api/introspect': json(() => ({ active: true, token_type: 'user', sub: 'u1', jti: 's2', scope: '*', exp })),
+    });
+    const verifier = verifierOf(upstream.url);
+    await until(() => verifier.streaming, 'the stream is up');
+    await outcome(verifier.verify(`Bearer ${await k1.sign({ sub: 'u1', sid: 's1', exp })}`));
+    keys = [k1.jwk, k2.jwk];
+    const fresh = `Bearer ${await k2.sign({ sub: 'u1', sid: 's2', exp })}`;
+    hold = true;
+    events.write('keys.changed', '{}');
+    await until(() => held.length === 1, 'the new key set is being fetched');
+    // Checked on the old key set, which lacks k2: refused, and that refusal must not outlive it.
+    expect(await outcome(verifier.verify(fresh))).toBe('invalid_token');
+    held[0]?.();
+    await expect.poll(() => outcome(verifier.verify(fresh)), { timeout: 3000, interval: 20 }).toBe('accepted');
+  });
+
   it('a cached caller was one mutable object: a handler that added a scope gave it to every later request with the token; now it is frozen', async () => {
     const upstream = await served({ '/api/events': openStream, '/api/introspect': json(() => ({ ...apiAnswer, scope: '' })) });
     const verifier = verifierOf(upstream.url);
