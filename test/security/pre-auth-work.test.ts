@@ -9,9 +9,10 @@ import { type TestApp, startTestApp } from '../helpers/app.js';
  * log's redaction) is linear in its input, so no request costs much more than the plainest bad one.
  *
  * Timing on a shared 2-core machine is noisy, so each hostile request is compared with a baseline
- * measured in the same test (the median of the same number of plain bad requests), with a wide
- * margin: a super-linear pass over these inputs costs tens of milliseconds where the baseline costs
- * well under one.
+ * measured in the same test, with a wide margin: a super-linear pass over these inputs costs tens of
+ * milliseconds in every round where the baseline costs well under one. Each side is its fastest
+ * round: a round the scheduler or a collection interrupted only ever takes longer, so the fastest
+ * is the cost of the work itself, where a median moved with a busy machine.
  */
 
 const ROUNDS = 9;
@@ -19,7 +20,7 @@ const ROUNDS = 9;
 const FACTOR = 5;
 const SLACK_MS = 5;
 
-const median = (values: number[]): number => values.sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+const fastest = (values: number[]): number => Math.min(...values);
 
 describe('work before authentication is linear in the input', () => {
   let t: TestApp;
@@ -39,7 +40,7 @@ describe('work before authentication is linear in the input', () => {
     }
     // The access lines are written at the end of the turn: their redaction counts too.
     await t.settledLogs();
-    return median(times);
+    return fastest(times);
   }
 
   const me = (authorization: string): InjectOptions => ({ method: 'GET', url: '/api/me', headers: { authorization } });
@@ -98,6 +99,6 @@ describe('work before authentication is linear in the input', () => {
   it.each(hostile)('%s', async (_what, request) => {
     const baseline = await cost(me('Bearer x'));
     const hostileCost = await cost(request);
-    expect(hostileCost, `median ${hostileCost.toFixed(2)} ms against a baseline of ${baseline.toFixed(2)} ms`).toBeLessThan(baseline * FACTOR + SLACK_MS);
+    expect(hostileCost, `fastest ${hostileCost.toFixed(2)} ms against a baseline of ${baseline.toFixed(2)} ms`).toBeLessThan(baseline * FACTOR + SLACK_MS);
   });
 });
