@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /** A token bucket's shape: `burst` lookups at once, refilled at `perSecond`. */
 export interface LookupBudget {
@@ -30,15 +31,11 @@ function take(bucket: Bucket, budget: LookupBudget, now: number): number {
  * one, since a single client commonly holds a whole /64 and could otherwise take a bucket per address.
  */
 export function clientKeyOf(address: string): string {
-  const lower = address.toLowerCase();
-  if (isIP(lower) !== 6) return lower;
-  const mapped = /^::ffff:([0-9.]+)$/.exec(lower);
-  if (mapped?.[1] !== undefined) return mapped[1];
-  const [head = '', tail] = lower.split('::');
-  const before = head === '' ? [] : head.split(':');
-  const after = tail === undefined || tail === '' ? [] : tail.split(':');
-  const groups = tail === undefined ? before : [...before, ...Array<string>(Math.max(0, 8 - before.length - after.length)).fill('0'), ...after];
-  return `${groups.slice(0, 4).map((group) => Number.parseInt(group, 16).toString(16)).join(':')}::/64`;
+  if (isIP(address) === 0) return address.toLowerCase();
+  const parsed = ipaddr.process(address);
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  const network = ipaddr.IPv6.networkAddressFromCIDR(`${parsed.toNormalizedString()}/64`);
+  return `${network.toString()}/64`;
 }
 
 /**

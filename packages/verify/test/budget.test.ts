@@ -61,6 +61,9 @@ describe('the budget of each client address', () => {
     expect(clientKeyOf('2001:db8:1:2::5')).toBe(clientKeyOf('2001:0db8:0001:0002:ffff::9'));
     expect(clientKeyOf('2001:db8:1:2::5')).not.toBe(clientKeyOf('2001:db8:1:3::5'));
     expect(clientKeyOf('::ffff:192.0.2.1')).toBe('192.0.2.1');
+    // The mapped form in hexadecimal groups, and a scoped link-local address, each read as ipaddr.js reads them.
+    expect(clientKeyOf('::ffff:c000:201')).toBe('192.0.2.1');
+    expect(clientKeyOf('fe80::1%eth0')).toBe(clientKeyOf('fe80::2'));
     const upstream = await inactive();
     const verifier = verifierOf(upstream.url, { lookupsPerAddress: { burst: 2, perSecond: 0.1 }, firstSeenLookups: false });
     expect(await outcome(verifier.verify(bearer(), '2001:db8:1:2::1'))).toBe('invalid_token');
