@@ -71,8 +71,7 @@ COPY --from=build --chown=10001:10001 /out/data /data
 # Listens on every interface of the container (publish the port to choose who reaches it). The
 # shutdown deadline stays under `docker stop`'s default 10 s grace period, so in-flight requests
 # finish and event streams end cleanly before the engine would kill the process.
-ENV NODE_ENV=production \
-  HOST=0.0.0.0 \
+ENV HOST=0.0.0.0 \
   PORT=3000 \
   DATABASE_URL=sqlite:/data/rz-auth.db \
   SHUTDOWN_TIMEOUT_MS=8000

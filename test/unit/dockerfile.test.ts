@@ -123,3 +123,24 @@ describe('scripts/check-dockerfile.ts on the command line', () => {
     expect(output.trim().split('\n').at(-1)).toMatch(/^Container image: STATIC CHECK ONLY \(/);
   });
 });
+
+describe('the deployment docs of the image', () => {
+  const deployment = readFileSync(join(root, 'docs', 'deployment.md'), 'utf8');
+  const compose = readFileSync(join(root, 'examples', 'compose', 'compose.yaml'), 'utf8');
+  const section = deployment.slice(deployment.indexOf('## Container image'), deployment.indexOf('## Health and shutdown'));
+  const sources = execFileSync('git', ['grep', '-h', '-o', "'[A-Z][A-Z0-9_]*'", '--', 'src'], { cwd: root, encoding: 'utf8' });
+  const readBySrc = new Set(sources.split('\n').map((name) => name.slice(1, -1)));
+
+  it('show the committed Compose file as it is', () => {
+    expect(section).toContain(`\`\`\`yaml\n${compose}\`\`\``);
+  });
+
+  it('name only variables rz-auth reads (besides the PostgreSQL image\'s own)', () => {
+    const fromDockerfile = [...new Set(parseDockerfile(dockerfile).filter((item) => item.keyword === 'ENV').flatMap((item) => [...item.args.matchAll(/([A-Z_]+)=/g)].map((match) => match[1])))];
+    const fromCompose = [...compose.matchAll(/^ {6}([A-Z][A-Z0-9_]*):/gm)].map((match) => match[1]);
+    const fromDocs = [...section.matchAll(/(?:-e |\\n|')([A-Z][A-Z0-9_]{2,})(?==| |\\)/g)].map((match) => match[1]);
+    const names = [...new Set([...fromDockerfile, ...fromCompose, ...fromDocs])].filter((name) => name !== undefined && !name.startsWith('POSTGRES_'));
+    expect(names).toEqual(expect.arrayContaining(['HOST', 'DATABASE_URL', 'SHUTDOWN_TIMEOUT_MS', 'REDIS_URL', 'METRICS_ADDR', 'METRICS_TOKEN', 'KEY_ENCRYPTION_KEY', 'TRUST_PROXY']));
+    expect(names.filter((name) => !readBySrc.has(name ?? ''))).toEqual([]);
+  });
+});
