@@ -1,4 +1,3 @@
-# syntax=docker/dockerfile:1
 # The rz-auth image: docs/deployment.md#container-image says how to build, run and upgrade it.
 #
 #   docker build --build-arg VERSION="$(node -p "require('./package.json').version")" -t rz-auth .
