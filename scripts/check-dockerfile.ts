@@ -176,6 +176,11 @@ export function checkDockerfile(text: string): Finding[] {
   const lastStage = Math.max(...instructions.map((item) => item.stage));
   const final = instructions.filter((item) => item.stage === lastStage);
   checkBases(instructions, findings);
+  // A parser directive makes BuildKit fetch that frontend image at every build: pinned, or none.
+  const syntax = /^#\s*syntax\s*=\s*(\S+)/im.exec(text.slice(0, text.search(/^\s*[^#\s]/m)))?.[1];
+  if (syntax !== undefined && !/@sha256:[0-9a-f]{64}$/.test(syntax)) {
+    findings.push({ rule: 'pinned-base', message: `the syntax directive's frontend ${syntax} is not pinned by digest` });
+  }
   checkUser(final, findings);
   checkDependencies(instructions, final, findings);
   checkRuntime(final, findings);

@@ -48,6 +48,7 @@ describe('the static check of the container image', () => {
     ['ADD', () => mutate('COPY --from=build /src/assets ./assets', 'ADD assets ./assets'), ['copy-not-add']],
     ['an apt-get install that keeps its lists', () => mutate(' \\\n  && rm -rf /var/lib/apt/lists/*', ''), ['apt-hygiene']],
     ['npm in the runtime stage', () => mutate('USER 10001:10001', 'RUN npm ci --omit=dev\nUSER 10001:10001'), ['npm-ci']],
+    ['an unpinned syntax directive', () => `# syntax=docker/dockerfile:1\n${dockerfile}`, ['pinned-base']],
     ['another runtime base', () => mutate(/gcr\.io\/distroless\/nodejs24-debian12:nonroot/, 'gcr.io/distroless/nodejs20-debian12'), ['runtime-base']],
   ])('refuses %s', (_name, make, expected) => {
     expect(rules(make())).toEqual(expected);
