@@ -12,6 +12,7 @@ import { AccountService } from './account/service.js';
 import { ChangeFeed } from './changes/feed.js';
 import { type ChangeSource, postgresSource, redisSource, sqliteSource } from './changes/sources.js';
 import { ChangeStore } from './changes/store.js';
+import { pollingWatched } from './changes/watch.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { type Database, openDatabase } from './db/database.js';
@@ -28,6 +29,7 @@ import { LastUseRecorder } from './lib/last-use.js';
 import { Periodic } from './lib/periodic.js';
 import { Sealer } from './lib/sealed.js';
 import { Maintenance } from './maintenance/runner.js';
+import { PropagationMetrics } from './metrics/propagation.js';
 import { createMetrics, type Metrics } from './metrics/registry.js';
 import { expiredSessions, MAINTENANCE_INTERVAL_MS, oldAuditEvents, oldChanges, oldDeliveries } from './maintenance/sweeps.js';
 import { ScopeCatalogue } from './scopes/catalogue.js';
@@ -157,7 +159,8 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   const changeStore = new ChangeStore(db);
   const audit = new AuditStore(db);
   const feedError = (error: unknown) => onError(error, 'change feed');
-  const feed = new ChangeFeed(changeStore, changeSource(database, changeStore, redis, config.redisPrefix), feedError);
+  const propagation = metrics ? new PropagationMetrics(metrics) : undefined;
+  const feed = new ChangeFeed(changeStore, changeSource(database, changeStore, redis, config.redisPrefix), feedError, propagation);
   if (!(await feed.start()) && requireFeed) {
     throw new Error('Redis at REDIS_URL is not reachable, so running instances could not be told of a change: nothing was done');
   }
@@ -187,7 +190,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
       authenticator.forget(change);
     }
   });
-  const events = new EventHub(feed, changeStore, config.events);
+  const events = new EventHub(feed, changeStore, config.events, propagation);
   const lifecycleStore = new TokenLifecycleStore(db);
   const webhooks = createWebhooks(db, clock, { ...config.webhooks, maxEndpointsPerUser: config.caps.webhooksPerUser }, onError, sealer);
   // Ended tokens stay listed as long as the audit log keeps the event that ended them.
@@ -207,7 +210,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     MAINTENANCE_INTERVAL_MS,
     onError,
   );
-  const background = new Background({ changePolling: polling, tokenUsage: usage, sessionUsage, refusals, maintenance, webhookDelivery: webhooks.delivery });
+  const background = new Background({ changePolling: propagation ? pollingWatched(polling, feed) : polling, tokenUsage: usage, sessionUsage, refusals, maintenance, webhookDelivery: webhooks.delivery });
 
   return {
     config,

@@ -1,6 +1,7 @@
 // A platform service (a game catalogue) that checks rz-auth's tokens with @rz-auth/verify.
 // Configured by PORT, RZ_AUTH_URL and RZ_SERVICE_TOKEN (from `rz-auth services create`); HOST
-// defaults to 127.0.0.1. See README.md beside it.
+// defaults to 127.0.0.1; METRICS_PORT, when set, serves the verifier's metrics on
+// http://HOST:METRICS_PORT/metrics. See README.md beside it.
 import { randomUUID } from 'node:crypto';
 import process from 'node:process';
 import { createVerifier } from '@rz-auth/verify';
@@ -11,11 +12,15 @@ function fail(message) {
   process.exit(1);
 }
 
-const { PORT = '3001', HOST = '127.0.0.1', RZ_AUTH_URL, RZ_SERVICE_TOKEN } = process.env;
+const { PORT = '3001', HOST = '127.0.0.1', RZ_AUTH_URL, RZ_SERVICE_TOKEN, METRICS_PORT } = process.env;
 if (!RZ_AUTH_URL) fail('RZ_AUTH_URL is required: the base URL of rz-auth, e.g. http://127.0.0.1:3000');
 if (!RZ_SERVICE_TOKEN) fail('RZ_SERVICE_TOKEN is required: a service credential (rzs_...) from `rz-auth services create`');
 const port = Number(PORT);
 if (!Number.isInteger(port) || port < 0 || port > 65535) fail('PORT must be a port number');
+const metricsPort = METRICS_PORT === undefined ? null : Number(METRICS_PORT);
+if (metricsPort !== null && (!Number.isInteger(metricsPort) || metricsPort < 0 || metricsPort > 65535)) fail('METRICS_PORT must be a port number');
+// The verifier's rz_verify_* series, and Node's own, in a registry of this service's.
+const registry = metricsPort === null ? undefined : new (await import('prom-client')).Registry();
 
 let verifier;
 try {
@@ -27,6 +32,7 @@ try {
     // making up tokens gets 429 past it instead of spending rz-auth's budget for this service.
     lookupsPerAddress: { burst: 100, perSecond: 10 },
     onStreamError: (error) => process.stderr.write(`resource-server: rz-auth event stream: ${error?.message ?? error}\n`),
+    metrics: registry,
   });
 } catch (error) {
   fail(error.message);
@@ -53,12 +59,21 @@ app.post('/games', { config: { rzAuth: { scopes: ['games:publish'] } }, schema: 
   reply.code(201).send({ id: randomUUID(), title: request.body.title, published_by: request.caller.userId }),
 );
 
+// Metrics on a port of their own, so that they are never served to the service's callers.
+const metrics = registry && Fastify({ logger: false });
+metrics?.get('/metrics', async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
+
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.once(signal, async () => {
     await app.close();
+    await metrics?.close();
     await verifier.close();
   });
 }
 
 await app.listen({ port, host: HOST });
 process.stdout.write(`resource-server listening on http://${HOST}:${app.server.address().port}\n`);
+if (metrics) {
+  await metrics.listen({ port: metricsPort, host: HOST });
+  process.stdout.write(`resource-server metrics on http://${HOST}:${metrics.server.address().port}/metrics\n`);
+}

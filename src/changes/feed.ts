@@ -1,3 +1,4 @@
+import { type FeedObserver, SOURCE_LOST } from './observer.js';
 import type { ChangeSource, Position } from './sources.js';
 import { watchSource } from './watch.js';
 import type { Change, ChangeKind, ChangeStore } from './store.js';
@@ -45,6 +46,8 @@ export class ChangeFeed {
     private readonly store: ChangeStore,
     private readonly source: ChangeSource,
     private readonly onError: (error: unknown) => void = () => {},
+    /** The process's metrics (docs/revocation-metrics.md), when they are on. */
+    private readonly observer?: FeedObserver,
   ) {}
 
   /**
@@ -87,6 +90,7 @@ export class ChangeFeed {
     } catch (error) {
       // Committed, and in the log: the other processes apply it at their next poll instead.
       this.onError(new Error(`change ${kind} ${ref} was committed but not announced`, { cause: error }));
+      this.observer?.gap('lost_publish');
     }
   }
 
@@ -155,6 +159,7 @@ export class ChangeFeed {
     // that went back, the first answer after an outage) means the source lost or replaced its
     // state, and with it perhaps announcements: start every cache over, then read the log.
     const moved = last !== undefined && position.epoch === last.epoch && position.seq > last.seq;
+    if (last !== undefined && !moved) this.observer?.gap(SOURCE_LOST[this.source.name]);
     const tail = this.enqueue(() => this.read(!moved));
     this.tail = tail;
     void tail.then(() => {
@@ -164,7 +169,10 @@ export class ChangeFeed {
   }
 
   private lost(error: unknown): Promise<void> {
-    if (this.position !== undefined) this.onError(error);
+    if (this.position !== undefined) {
+      this.onError(error);
+      this.observer?.gap(SOURCE_LOST[this.source.name]);
+    }
     this.position = undefined;
     // A listener that fails here (the database is down too) has still dropped what it could.
     return this.emit(RESET).catch(() => {});
@@ -183,7 +191,10 @@ export class ChangeFeed {
 
   /** A read failed: trust nothing cached, and read again at the next request (reported once per outage). */
   private async failed(error: unknown): Promise<void> {
-    if (!this.failing) this.onError(error);
+    if (!this.failing) {
+      this.onError(error);
+      this.observer?.gap('resync');
+    }
     this.failing = true;
     this.position = undefined;
     await this.emit(RESET).catch(() => {});
@@ -197,14 +208,18 @@ export class ChangeFeed {
     // Pruned past the cursor (this process was away longer than the retention window), or a log
     // whose ids end below it (the database was replaced): what was missed is unknown. Ids skipped by
     // rolled-back transactions can make this a needless reset, never a missed change.
-    if (latest < this.applied) {
+    const rewound = latest < this.applied;
+    const pruned = !rewound && oldest > this.applied + 1 && !reset;
+    if (rewound || pruned) this.observer?.gap('resync');
+    if (rewound) {
       await this.emit({ kind: 'reset', ref: '', rewoundTo: latest });
       this.applied = latest;
-    } else if (oldest > this.applied + 1 && !reset) await this.emit(RESET);
+    } else if (pruned) await this.emit(RESET);
     for (;;) {
       for (const change of changes) {
         await this.emit(change);
         this.applied = change.id;
+        this.observer?.applied(change);
       }
       if (changes.length < PAGE) return;
       // A long catch-up lets I/O run between pages (on SQLite nothing else would): event streams

@@ -17,6 +17,8 @@ export interface Position {
  * database's `changes` table; a source only says when to read it again.
  */
 export interface ChangeSource {
+  /** Redis, or the database itself (SQLite, PostgreSQL): what a lost position is counted as (observer.ts). */
+  readonly name: 'redis' | 'database';
   /**
    * Asked once per turn of the event loop that has requests in it, so one cheap read.
    * Throws (or rejects) when the source cannot be reached.
@@ -37,7 +39,7 @@ export interface ChangeSource {
  * the file, and reading it costs no I/O; the commit itself is the announcement.
  */
 export function sqliteSource(dataVersion: () => number): ChangeSource {
-  return { position: () => ({ epoch: '', seq: dataVersion() }), announce: async () => {} };
+  return { name: 'database', position: () => ({ epoch: '', seq: dataVersion() }), announce: async () => {} };
 }
 
 /**
@@ -45,7 +47,7 @@ export function sqliteSource(dataVersion: () => number): ChangeSource {
  * is the announcement. Several instances should share Redis instead, which is cheaper.
  */
 export function postgresSource(store: ChangeStore): ChangeSource {
-  return { position: async () => ({ epoch: '', seq: await store.latestId() }), announce: async () => {} };
+  return { name: 'database', position: async () => ({ epoch: '', seq: await store.latestId() }), announce: async () => {} };
 }
 
 /**
@@ -75,6 +77,7 @@ export function redisSource(redis: Redis, prefix: string): ChangeSource {
   const seqKey = `${prefix}changes:seq`;
   const channel = `${prefix}changes`;
   return {
+    name: 'redis',
     async position() {
       let [epoch, seq] = await redis.mget(epochKey, seqKey);
       if (epoch === null) {

@@ -12,6 +12,11 @@ export interface Change {
   readonly ref: string;
   /** What the change means to the platform's services; null when it means nothing to them. */
   readonly event: ChangeEvent | null;
+  /**
+   * When the change was written, in milliseconds since the epoch (absent on entries recorded by an
+   * older version): what a revocation's propagation is measured from (docs/revocation-metrics.md).
+   */
+  readonly committedAt?: number;
 }
 
 /** Any number fixed for the life of the schema: the advisory lock that orders change transactions. */
@@ -31,9 +36,12 @@ export type ChangeTransaction = Transaction<Tables> & { readonly [changeLockHeld
  * they allocate the id.
  */
 export async function recordChange(trx: ChangeTransaction, kind: ChangeKind, ref: string, at: string, event: ChangeEvent | null): Promise<void> {
+  // The wall clock, not the service's Clock (`at`): what is measured from it is real time elapsed
+  // until other processes apply the change, on their own wall clocks.
+  const committedAt = Date.now();
   await trx
     .insertInto('changes')
-    .values({ kind, ref, created_at: at, event: event && JSON.stringify(event) })
+    .values({ kind, ref, created_at: at, event: event && JSON.stringify(event), committed_at: committedAt })
     .execute();
 }
 
@@ -72,13 +80,19 @@ export class ChangeStore {
   async listAfter(afterId: number, limit = 1000): Promise<Change[]> {
     const rows = await this.db
       .selectFrom('changes')
-      .select(['id', 'kind', 'ref', 'event'])
+      .select(['id', 'kind', 'ref', 'event', 'committed_at'])
       .where('id', '>', afterId)
       .orderBy('id')
       .limit(limit)
       .execute();
     // PostgreSQL returns bigint as a string.
-    return rows.map((r) => ({ id: Number(r.id), kind: r.kind, ref: r.ref, event: parseEvent(r.event) }));
+    return rows.map((r) => ({
+      id: Number(r.id),
+      kind: r.kind,
+      ref: r.ref,
+      event: parseEvent(r.event),
+      ...(r.committed_at === null ? {} : { committedAt: Number(r.committed_at) }),
+    }));
   }
 
   /** The newest change id, or 0. */

@@ -42,3 +42,28 @@ export function watchSource(feed: Feed, source: ChangeSource, onError: (error: u
     unlisten();
   };
 }
+
+interface Loop {
+  start(): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * The log's poll, with the feed watched while it runs: each change is then applied when it is
+ * announced, not at the next request or poll, so that the propagation metrics measure how soon this
+ * instance would refuse a revoked credential, not how long it sat idle (docs/revocation-metrics.md).
+ */
+export function pollingWatched(polling: Loop, feed: { watch(): () => void }): Loop {
+  let unwatch: (() => void) | undefined;
+  return {
+    start() {
+      polling.start();
+      unwatch ??= feed.watch();
+    },
+    async stop() {
+      unwatch?.();
+      unwatch = undefined;
+      await polling.stop();
+    },
+  };
+}

@@ -12,6 +12,7 @@ import * as m0009 from './migrations/0009_nfc_emails.js';
 import * as m0010 from './migrations/0010_client_addresses.js';
 import * as m0011 from './migrations/0011_webhook_leases.js';
 import * as m0012 from './migrations/0012_webhook_breaker.js';
+import * as m0013 from './migrations/0013_change_commit_times.js';
 
 /** Migrations are imported statically so the build output needs no directory scanning. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -27,6 +28,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0010_client_addresses': m0010,
   '0011_webhook_leases': m0011,
   '0012_webhook_breaker': m0012,
+  '0013_change_commit_times': m0013,
 };
 
 /**

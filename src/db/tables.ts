@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 
 /*
  * Row types: only store files see these. Timestamps are ISO 8601 UTC strings in every dialect so
@@ -100,6 +100,8 @@ export interface ChangesTable {
   created_at: string;
   /** JSON `{ type, data }`: the change as an event of GET /api/events; null for changes that are none. */
   event: string | null;
+  /** Milliseconds since the epoch when the change was written; null on rows recorded before it was kept. */
+  committed_at: ColumnType<number | string | null, number | undefined, never>;
 }
 
 /** One security event (docs/audit-log.md). Never a secret: no token value, digest or password. */

@@ -16,7 +16,14 @@ export const RETRY_MS = 1000;
  */
 export const opening = (startsAfter: number | null): string => `retry: ${RETRY_MS}\n${startsAfter === null ? '' : `id: ${startsAfter}\n`}\n`;
 
-export const formatEvent = (id: number, event: ChangeEvent): string => `id: ${id}\nevent: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`;
+/**
+ * One event. `committed_at` (milliseconds since the epoch, absent for changes recorded by an older
+ * version) is when the change was committed, for a client that measures how long it took to reach
+ * it (docs/revocation-metrics.md). A field of its own, before `data`, so that `data` keeps the
+ * documented shapes: EventSource ignores a field it does not know (WHATWG HTML §9.2.6).
+ */
+export const formatEvent = (id: number, event: ChangeEvent, committedAt?: number): string =>
+  `id: ${id}\nevent: ${event.type}\n${committedAt === undefined ? '' : `committed_at: ${committedAt}\n`}data: ${JSON.stringify(event.data)}\n\n`;
 
 /** Drop every cache: what happened up to `id` cannot be told event by event. */
 export const formatReset = (id: number): string => `id: ${id}\nevent: reset\ndata: {}\n\n`;

@@ -1,5 +1,6 @@
 import type { ChangeFeed, FeedEvent } from '../changes/feed.js';
-import type { ChangeStore } from '../changes/store.js';
+import type { DeliveryObserver } from '../changes/observer.js';
+import type { Change, ChangeStore } from '../changes/store.js';
 import { ProblemError } from '../errors.js';
 import { formatEvent, formatReset, HEARTBEAT, opening } from './format.js';
 import { EventStream, type Sink } from './stream.js';
@@ -26,6 +27,9 @@ export const MAX_REPLAY = 500;
 /** How long streams ended by a shutdown may take to drain before they are cut. */
 const SHUTDOWN_DRAIN_MS = 2000;
 
+/** A change as its streams hear it: its event, or a reset when it has none. */
+const chunkOf = (change: Change): string => (change.event ? formatEvent(change.id, change.event, change.committedAt) : formatReset(change.id));
+
 /** A stream that starts by dropping every cache, at the log's newest id. */
 const resetAt = (latest: number): [number, string] => [latest, opening(null) + formatReset(latest)];
 
@@ -51,6 +55,8 @@ export class EventHub {
     private readonly feed: ChangeFeed,
     private readonly store: ChangeStore,
     private readonly options: EventHubOptions,
+    /** The process's metrics (docs/revocation-metrics.md), when they are on. */
+    private readonly observer?: DeliveryObserver,
   ) {
     this.position = feed.cursor;
     this.unsubscribe = feed.subscribe(this.onChange);
@@ -122,7 +128,7 @@ export class EventHub {
     let bytes = 0;
     for (const change of changes) {
       if (change.kind === 'service') continue;
-      const chunk = change.event ? formatEvent(change.id, change.event) : formatReset(change.id);
+      const chunk = chunkOf(change);
       bytes += Buffer.byteLength(chunk);
       if (bytes > budget) return reset;
       text += chunk;
@@ -150,8 +156,9 @@ export class EventHub {
     // A change without an event (recorded by an older version) can only be told as a reset.
     this.lastWasReset = change.event === null;
     if (this.streams.size === 0) return;
-    const chunk = change.event ? formatEvent(change.id, change.event) : formatReset(change.id);
+    const chunk = chunkOf(change);
     for (const stream of this.streams) stream.deliver(change.id, chunk);
+    if (change.event) this.observer?.delivered(change);
   };
 
   private add(stream: EventStream): void {

@@ -19,7 +19,7 @@ const EventHeaders = Type.Object({
   ),
 });
 
-const DESCRIPTION = `Needs a service credential (\`rzs_\`). A stream (\`text/event-stream\`) of the changes that can make a cached answer about a token wrong, from every instance: each \`id: <monotonic id>\`, \`event: <type>\`, \`data: <JSON>\`.
+const DESCRIPTION = `Needs a service credential (\`rzs_\`). A stream (\`text/event-stream\`) of the changes that can make a cached answer about a token wrong, from every instance: each \`id: <monotonic id>\`, \`event: <type>\`, \`committed_at: <milliseconds since the epoch>\` (when the change was committed, to measure how long it took to arrive; absent on changes recorded by an older version, and on \`reset\`), \`data: <JSON>\`.
 
 - \`token.revoked\` \`{ token_id, token_type, user_id, app_id? }\`
 - \`token.updated\` \`{ token_id, scopes }\`
@@ -68,8 +68,8 @@ export function eventRoutes(app: Http, hub: EventHub): void {
           schema: Type.Unsafe<Readable>({
             type: 'string',
             maxLength: 1_000_000_000,
-            description: 'Messages of `id:`, `event:` and `data:` lines, each ended by a blank line, and comment lines (`:`).',
-            examples: ['id: 42\nevent: session.revoked\ndata: {"session_id":"0b6f3c1e-2a4d-4c8e-9f10-5a7b3d2e1c90","user_id":"5f0c6a9e-3b1d-4f7a-8e2c-9d4b1a7c3e60"}\n\n'],
+            description: 'Messages of `id:`, `event:`, `committed_at:` and `data:` lines, each ended by a blank line, and comment lines (`:`).',
+            examples: ['id: 42\nevent: session.revoked\ncommitted_at: 1796601600123\ndata: {"session_id":"0b6f3c1e-2a4d-4c8e-9f10-5a7b3d2e1c90","user_id":"5f0c6a9e-3b1d-4f7a-8e2c-9d4b1a7c3e60"}\n\n'],
           }),
         },
       },

@@ -2,6 +2,8 @@
 export interface SseMessage {
   readonly id?: string;
   readonly event?: string;
+  /** When the change was committed, in milliseconds since the epoch (docs/revocation-metrics.md). */
+  readonly committed_at?: string;
   readonly data?: string;
   readonly retry?: string;
   readonly comments: readonly string[];

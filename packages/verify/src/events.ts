@@ -13,8 +13,11 @@ export interface EventFeedOptions {
   readonly idleTimeoutMs: number;
   readonly minDelayMs: number;
   readonly maxDelayMs: number;
-  /** A message of the stream (an event, `reset` included). */
-  readonly onEvent: (message: EventSourceMessage) => void;
+  /**
+   * A message of the stream (an event, `reset` included), with its commit time at rz-auth in
+   * milliseconds since the epoch when it came with one.
+   */
+  readonly onEvent: (message: EventSourceMessage, committedAt: number | undefined) => void;
   /** The stream came up (true) or went down (false). */
   readonly onState: (up: boolean) => void;
   readonly onError: (error: unknown) => void;
@@ -35,6 +38,9 @@ const EVENT_ID = /^[0-9]{1,15}$/;
 const PROVEN_MS = 5000;
 /** rz-auth's statement of its heartbeat interval, in milliseconds, on the stream's response. */
 const HEARTBEAT_HEADER = 'rz-heartbeat-ms';
+/** The field of an event that says when rz-auth committed it (docs/platform-services.md), and its form. */
+const COMMITTED_AT = 'committed_at';
+const EPOCH_MS = /^[0-9]{1,15}$/;
 
 /**
  * How long a stream may stay silent and still be trusted, given the heartbeat interval `header`
@@ -140,15 +146,19 @@ export class EventFeed {
       this.leaseMs = leaseOf(res.headers.get(HEARTBEAT_HEADER), idleTimeoutMs);
       clearTimeout(idle);
       idle = setTimeout(() => controller.abort(), this.leaseMs);
+      // The parser hands over a field it does not know as an error, before the event it belongs to.
+      let committedAt: number | undefined;
       const parser = createParser({
         maxBufferSize: MAX_EVENT_CHARS,
         onEvent: (message) => {
           if (message.id !== undefined && EVENT_ID.test(message.id)) this.lastEventId = message.id;
-          this.options.onEvent(message);
+          this.options.onEvent(message, committedAt);
+          committedAt = undefined;
         },
         // A message past the bound means a broken stream; other parse errors (an unknown field) are harmless.
         onError: (error) => {
           if (error.type === 'max-buffer-size-exceeded') controller.abort();
+          else if (error.type === 'unknown-field' && error.field === COMMITTED_AT) committedAt = EPOCH_MS.test(error.value ?? '') ? Number(error.value) : undefined;
         },
       });
       const decoder = new TextDecoder();

@@ -2,6 +2,7 @@ import { QUOTABLE } from './errors.js';
 import type { Fetch } from './bounded.js';
 import type { LookupBudget } from './budget.js';
 import type { Logger } from './credential.js';
+import { type MetricsRegistry, VerifyMetrics } from './metrics.js';
 
 export interface VerifierOptions {
   /** rz-auth's base URL, e.g. `https://auth.example.com` (no trailing path). */
@@ -48,9 +49,15 @@ export interface VerifierOptions {
   readonly firstSeenLookups?: LookupBudget | false;
   /** Told, once until it is accepted again, that rz-auth refuses this service's credential. Default `console`. */
   readonly logger?: Logger;
+  /**
+   * A prom-client `Registry` to register the `rz_verify_*` series in (README, "Metrics"); needs
+   * prom-client installed. Without it, nothing is counted.
+   */
+  readonly metrics?: MetricsRegistry;
 }
 
-export type Settings = Required<Omit<VerifierOptions, 'onStreamError'>> & Pick<VerifierOptions, 'onStreamError'>;
+export type Settings = Required<Omit<VerifierOptions, 'onStreamError' | 'metrics'>> &
+  Pick<VerifierOptions, 'onStreamError'> & { readonly metrics: VerifyMetrics | null };
 
 const SERVICE_TOKEN = /^rzs_[0-9A-Za-z]{49}$/;
 
@@ -119,5 +126,7 @@ export function settingsOf(options: VerifierOptions): Settings {
     logger: loggerOf(options.logger),
     lookupsPerAddress: budgetOf('lookupsPerAddress', options.lookupsPerAddress, { burst: 100, perSecond: 10 }),
     firstSeenLookups: budgetOf('firstSeenLookups', options.firstSeenLookups, { burst: 200, perSecond: 100 }),
+    // Last: it registers series, which a bad option before it must not leave behind.
+    metrics: VerifyMetrics.of(options.metrics),
   };
 }

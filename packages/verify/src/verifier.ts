@@ -66,9 +66,10 @@ export class Engine implements VerifierCore {
       idleTimeoutMs: settings.streamIdleTimeoutMs,
       minDelayMs: settings.reconnectMinMs,
       maxDelayMs: settings.reconnectMaxMs,
-      onEvent: (message) => this.onEvent(message),
+      onEvent: (message, committedAt) => this.onEvent(message, committedAt),
       onState: (up) => {
         if (up) this.credential.accepted();
+        settings.metrics?.stream(up);
         this.forgetAll();
       },
       onError: (error) => {
@@ -90,11 +91,27 @@ export class Engine implements VerifierCore {
   }
 
   async verify(authorization: string | readonly string[] | undefined, clientAddress?: string): Promise<Caller> {
+    const { metrics } = this.settings;
+    if (metrics === null) return this.check(authorization, clientAddress);
+    try {
+      const caller = await this.check(authorization, clientAddress);
+      metrics.request('ok');
+      return caller;
+    } catch (error) {
+      // Anything but a refusal means the token could not be checked.
+      metrics.request(error instanceof VerifyError && error.code !== 'insufficient_scope' ? error.code : 'unavailable');
+      throw error;
+    }
+  }
+
+  private async check(authorization: string | readonly string[] | undefined, clientAddress: string | undefined): Promise<Caller> {
     const parsed = parseAuthorization(authorization);
     if (!parsed.ok) throw this.error(parsed.code);
     const { token } = parsed;
     const known = this.feed.connected ? this.cache.get(token, Date.now()) : undefined;
-    if (known === 'revoked' || (this.feed.connected && this.refusals.has(token, Date.now()))) throw this.error('invalid_token');
+    const refused = known === 'revoked' || (this.feed.connected && this.refusals.has(token, Date.now()));
+    if (known !== undefined || refused) this.settings.metrics?.cacheHit();
+    if (refused) throw this.error('invalid_token');
     const caller = known ?? (await this.sharedLookUp(token, clientAddress));
     // Every request, cached answers too: the list is about this request's address.
     if (!admits(caller, clientAddress)) throw this.error('invalid_token');
@@ -165,7 +182,9 @@ export class Engine implements VerifierCore {
     const { url, serviceToken, timeoutMs, fetch, realm } = this.settings;
     const wait = this.budgets.charge(token, address, Date.now());
     if (wait > 0) throw new VerifyError('rate_limited', realm, { retryAfter: wait });
+    const timed = this.settings.metrics?.introspecting();
     const answer = await introspect(fetch, url, serviceToken, token, timeoutMs);
+    timed?.();
     if ('unavailable' in answer) throw this.failure(answer.unavailable);
     this.credential.accepted();
     if (!answer.active) throw this.error('invalid_token');
@@ -175,10 +194,12 @@ export class Engine implements VerifierCore {
     return answer.caller;
   }
 
-  private onEvent(message: EventSourceMessage): void {
+  private onEvent(message: EventSourceMessage, committedAt: number | undefined): void {
     const what = invalidationOf(message);
     this.generation++;
     this.cache.apply(what);
+    // From here on the token is refused: a revocation has reached this service.
+    if (what.revoke && committedAt !== undefined) this.settings.metrics?.revoked(committedAt);
     if (message.event === 'keys.changed' || message.event === 'reset') {
       // A user token signed with a key not yet fetched was refused for it: it may be good now. Until
       // the new key set is read, lookups still run on the old one: their refusals are forgotten

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { scopesFileEnv } from '../../../test/helpers/scopes.js';
 import { request, runCli, type ServerProcess, spawnServer } from '../../../test/helpers/server-process.js';
 import { createVerifier, type Verifier, type VerifierOptions, VerifyError } from '../src/index.js';
@@ -133,4 +133,26 @@ export async function refusedSoon(verifier: Verifier, token: string, timeoutMs =
     if (Date.now() > deadline) throw new Error(`still accepted after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
+}
+
+/** One rz-auth for the enclosing block, with a service credential and an account; verifiers pushed to `verifiers` are closed after each test. */
+export interface Shared {
+  readonly rz: RzAuth;
+  readonly service: string;
+  readonly account: Account;
+  readonly verifiers: Verifier[];
+}
+
+export function sharedRzAuth(): Shared {
+  const shared = { verifiers: [] as Verifier[] } as { rz: RzAuth; service: string; account: Account; verifiers: Verifier[] };
+  beforeAll(async () => {
+    shared.rz = await startRzAuth();
+    shared.service = await serviceToken(shared.rz.env);
+    shared.account = await signup(shared.rz.url);
+  }, 60_000);
+  afterEach(async () => {
+    for (const v of shared.verifiers.splice(0)) await v.close();
+  });
+  afterAll(() => shared.rz.stop());
+  return shared;
 }
