@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteAuth } from '../api/route.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { Caller } from '../auth/principal.js';
@@ -35,27 +35,50 @@ export function authorize(principal: Caller, auth: RouteAuth): void {
 /**
  * Authenticates, rate-limits and authorizes the routes that declare `config.auth`, in onRequest:
  * before the body is read, so anonymous callers cannot make the server parse anything. The hook is
- * attached to those routes only.
+ * attached to those routes only. It is written with callbacks, not async: a caller the caches know
+ * is authenticated at once, and every protected request would otherwise pay for the promises.
  */
 export function registerGuard(app: FastifyInstance, authenticator: Authenticator, limits: RequestLimits, clientAddress: (req: IncomingMessage) => string): void {
   app.decorateRequest('principal', null);
   app.addHook('onRoute', (route) => {
     const auth = route.config?.auth;
     if (!auth) return;
-    const guard = async (request: FastifyRequest): Promise<void> => {
-      let principal: Caller;
+    const admit = (request: FastifyRequest, principal: Caller, done: (error?: Error) => void): void => {
+      limits.countCredential(request, principal, auth.counter, (limited) => {
+        if (limited) {
+          done(limited);
+          return;
+        }
+        try {
+          authorize(principal, auth);
+        } catch (error) {
+          done(error as Error);
+          return;
+        }
+        if (auth.api !== undefined && auth.api !== 'any' && principal.type === 'api_token') authenticator.exercised(principal, auth.api);
+        request.principal = principal;
+        done();
+      });
+    };
+    // Failed authentication counts against the client address, so token guessing is throttled.
+    const refuse = (request: FastifyRequest, error: unknown, done: (error?: Error) => void): void => {
+      limits.byAddress(request).then(() => done(error as Error), done);
+    };
+    const guard = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void => {
+      let principal: Caller | Promise<Caller>;
       try {
         // The address the rate limiter counts: a token's allow-list is checked against it.
-        principal = await authenticator.authenticate(readBearerToken(request.raw), clientAddress(request.raw));
+        principal = authenticator.authenticate(readBearerToken(request.raw), clientAddress(request.raw));
       } catch (error) {
-        // Failed authentication counts against the client address, so token guessing is throttled.
-        await limits.byAddress(request);
-        throw error;
+        refuse(request, error, done);
+        return;
       }
-      await limits.byCredential(request, principal, auth.counter);
-      authorize(principal, auth);
-      if (auth.api !== undefined && auth.api !== 'any' && principal.type === 'api_token') authenticator.exercised(principal, auth.api);
-      request.principal = principal;
+      if (principal instanceof Promise) {
+        principal.then(
+          (caller) => admit(request, caller, done),
+          (error: unknown) => refuse(request, error, done),
+        );
+      } else admit(request, principal, done);
     };
     route.onRequest = [...[route.onRequest ?? []].flat(), guard];
   });

@@ -1,10 +1,10 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ChangeFeed } from '../changes/feed.js';
 import { ProblemError } from '../errors.js';
 import { badHost, bodyStillArriving, hasOneHost } from './framing.js';
 import { isApiRoute } from './hardening.js';
 import { applySecurityHeaders } from './headers.js';
-import { rateLimitHeaders } from './rate-limit.js';
+import { setRateLimitHeaders } from './rate-limit.js';
 
 /**
  * What every request goes through.
@@ -33,11 +33,19 @@ export function registerRequestLifecycle(app: FastifyInstance, feed: ChangeFeed)
       done(new ProblemError('unavailable', { detail: 'This instance is shutting down. Retry.', headers: { 'retry-after': '1' } }));
       return;
     }
-    // Probes, docs and static pages read no caches and need no catching up. Decided on the route
-    // matched, never on the URL as sent: `/%61pi/me` reaches the `/api/me` route too.
-    const pending = isApiRoute(request.routeOptions.url) ? feed.sync() : undefined;
+    done();
+  });
+
+  // Probes, docs and static pages read no caches and need no catching up, so only API routes get
+  // this hook: decided on the route matched, never on the URL as sent (`/%61pi/me` reaches the
+  // `/api/me` route too). First of the route's own hooks, which run after the hook above.
+  const catchUp = (_request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void => {
+    const pending = feed.sync();
     if (pending) pending.then(() => done(), done);
     else done();
+  };
+  app.addHook('onRoute', (route) => {
+    if (isApiRoute(route.url)) route.onRequest = [catchUp, ...[route.onRequest ?? []].flat()];
   });
 
   app.addHook('preClose', (done) => {
@@ -45,7 +53,7 @@ export function registerRequestLifecycle(app: FastifyInstance, feed: ChangeFeed)
     done();
   });
   app.addHook('onSend', (request, reply, payload, done) => {
-    reply.headers(rateLimitHeaders(request.rateLimits));
+    setRateLimitHeaders(reply, request.rateLimits);
     if (closing || bodyStillArriving(request.raw)) reply.header('connection', 'close');
     done(null, payload);
   });

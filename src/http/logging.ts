@@ -86,19 +86,28 @@ export interface AccessEntry {
  * address and, for an authenticated request, the credential's type and ids (never the credential).
  */
 export function logRequest(log: FastifyBaseLogger, entry: AccessEntry): void {
-  const { principal } = entry;
-  (principal ? callerLog(log, principal) : log).info(
-    {
-      request_id: entry.id,
-      method: entry.method,
-      url: loggedUrl(entry.url),
-      ...(entry.url.length > MAX_LOGGED_URL ? { url_length: entry.url.length } : {}),
-      status: entry.status,
-      ms: Math.round(entry.ms * 100) / 100,
-      remote: entry.remote,
-    },
-    'request',
-  );
+  const { principal, url } = entry;
+  const logger = principal ? callerLog(log, principal) : log;
+  const ms = Math.round(entry.ms * 100) / 100;
+  if (url.length > MAX_LOGGED_URL) {
+    logger.info({ request_id: entry.id, method: entry.method, url: loggedUrl(url), url_length: url.length, status: entry.status, ms, remote: entry.remote }, 'request');
+  } else {
+    logger.info({ request_id: entry.id, method: entry.method, url: recentLoggedUrl(url), status: entry.status, ms, remote: entry.remote }, 'request');
+  }
+}
+
+/**
+ * The URL last logged and what was logged for it: a client usually asks for the same URL as the
+ * request before (its checks, GET /api/me), and redacting it again would give the same text.
+ */
+let lastUrl = '';
+let lastLoggedUrl = '';
+function recentLoggedUrl(url: string): string {
+  if (url !== lastUrl) {
+    lastLoggedUrl = loggedUrl(url);
+    lastUrl = url;
+  }
+  return lastLoggedUrl;
 }
 
 /** What the access line of a request Node's parser refused says: no method or URL was read. */
