@@ -28,7 +28,7 @@ import { LastUseRecorder } from './lib/last-use.js';
 import { Periodic } from './lib/periodic.js';
 import { Sealer } from './lib/sealed.js';
 import { Maintenance } from './maintenance/runner.js';
-import { createMetrics, type Metrics } from './metrics/registry.js';
+import { createMetrics, type Metrics, observeServices, seriesOf } from './metrics/wire.js';
 import { expiredSessions, MAINTENANCE_INTERVAL_MS, oldAuditEvents, oldChanges, oldDeliveries } from './maintenance/sweeps.js';
 import { ScopeCatalogue } from './scopes/catalogue.js';
 import { ServiceCredentials } from './service-credentials/service.js';
@@ -149,6 +149,7 @@ interface Infrastructure {
 async function wire(config: Config, { database, redis, clock, onError, requireFeed }: Infrastructure): Promise<Services> {
   const { db } = database;
   const metrics = config.metrics ? createMetrics() : null;
+  const counts = metrics && seriesOf(metrics);
   const sealer = new Sealer(config.keyEncryption);
   const scopes = new ScopeCatalogue(config.scopes);
   const tokenStore = new TokenStore(db);
@@ -170,7 +171,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   const userTokens = new UserTokens(keys, config.jwt);
 
   const { passwords } = config;
-  const hasher = await PasswordHasher.create(passwords.argon2, passwords.hashConcurrency, passwords.hashQueueLimit);
+  const hasher = await PasswordHasher.create(passwords.argon2, passwords.hashConcurrency, passwords.hashQueueLimit, counts?.hashes);
   const usage = new UsageRecorder(tokenStore, config.usageFlushMs, (error) => onError(error, 'last-used flush'));
   const sessionUsage = new LastUseRecorder((uses) => sessionStore.recordUsage(uses), config.usageFlushMs, (error) => onError(error, 'session last-used flush'));
   const refusals = new RefusalRecorder((events) => audit.record(events), (error) => onError(error, 'token refusals'));
@@ -189,16 +190,16 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   });
   const events = new EventHub(feed, changeStore, config.events);
   const lifecycleStore = new TokenLifecycleStore(db);
-  const webhooks = createWebhooks(db, clock, { ...config.webhooks, maxEndpointsPerUser: config.caps.webhooksPerUser }, onError, sealer);
+  const webhooks = createWebhooks(db, clock, { ...config.webhooks, maxEndpointsPerUser: config.caps.webhooksPerUser }, onError, sealer, counts?.deliveries);
   // Ended tokens stay listed as long as the audit log keeps the event that ended them.
   const history = { endedVisibleMs: config.auditRetentionMs };
   const maintenance = new Maintenance(
     [
       expiredSessions(sessionStore),
       oldChanges(changeStore, config.changes.retentionMs),
-      endedGraces(lifecycleStore, feed),
-      endedLifetimes(lifecycleStore, feed),
-      idleTokens(lifecycleStore, usage, feed, config.tokens),
+      endedGraces(lifecycleStore, feed, counts?.tokens),
+      endedLifetimes(lifecycleStore, feed, counts?.tokens),
+      idleTokens(lifecycleStore, usage, feed, config.tokens, counts?.tokens),
       expiringTokens(lifecycleStore),
       oldAuditEvents(audit, config.auditRetentionMs),
       oldDeliveries(webhooks.store),
@@ -208,6 +209,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     onError,
   );
   const background = new Background({ changePolling: polling, tokenUsage: usage, sessionUsage, refusals, maintenance, webhookDelivery: webhooks.delivery });
+  if (metrics) observeServices(metrics, { database, redis, hasher, keys, feed, events });
 
   return {
     config,
@@ -216,12 +218,12 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     users,
     accounts: new AccountService({ users, userStore, sessions: sessionStore, hasher, userTokens, feed, clock, signupEnabled: config.signupEnabled, audit }),
     accountSecurity: new AccountSecurity({ sessions: sessionStore, userStore, users, hasher, usage: sessionUsage, feed, clock }),
-    tokens: new TokenService(tokenStore, usage, feed, clock, scopes, config.tokens, config.caps, history),
-    lifecycle: new TokenLifecycle(lifecycleStore, usage, feed, clock, config.tokens, history),
-    apps: new AppService(new AppStore(db), feed, clock, scopes, config.tokens, config.caps),
+    tokens: new TokenService(tokenStore, usage, feed, clock, scopes, config.tokens, config.caps, history, counts?.tokens),
+    lifecycle: new TokenLifecycle(lifecycleStore, usage, feed, clock, config.tokens, history, counts?.tokens),
+    apps: new AppService(new AppStore(db), feed, clock, scopes, config.tokens, config.caps, counts?.tokens),
     audit,
     auditLog: new AuditLog(audit),
-    leaks: new LeakResponse({ tokens: tokenStore, services: serviceStore, feed, clock, github: new GitHubKeys({ url: config.leaks.githubKeysUrl, clock, onError }) }),
+    leaks: new LeakResponse({ tokens: tokenStore, services: serviceStore, feed, clock, github: new GitHubKeys({ url: config.leaks.githubKeysUrl, clock, onError }), counts: counts?.tokens }),
     refusals,
     scopes,
     serviceCredentials: new ServiceCredentials(serviceStore, feed, clock),

@@ -3,7 +3,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RouteAuth } from '../api/route.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { Caller } from '../auth/principal.js';
-import { insufficientScope, SERVICE_SCOPE } from '../errors.js';
+import { insufficientScope, ProblemError, SERVICE_SCOPE } from '../errors.js';
+import type { AuthDecisions, DecisionOutcome } from '../metrics/auth.js';
+import { networkRefusal } from '../auth/authenticator.js';
 import { readBearerToken } from './bearer.js';
 import type { RequestLimits } from './rate-limit.js';
 
@@ -32,28 +34,55 @@ export function authorize(principal: Caller, auth: RouteAuth): void {
   }
 }
 
+const COUNTED: Readonly<Record<string, DecisionOutcome>> = { invalid_token: 'invalid_token', unauthorized: 'invalid_token', insufficient_scope: 'insufficient_scope', rate_limited: 'rate_limited' };
+
+/**
+ * The decision a refusal stands for, with the credential type when one was recognised; nothing
+ * for what is no decision about the caller (a store that cannot be reached).
+ */
+function countRefusal(decisions: AuthDecisions, caller: Caller | undefined, error: unknown): void {
+  const outcome = error instanceof ProblemError ? COUNTED[error.code] : undefined;
+  if (outcome === undefined) return;
+  const refusedType = networkRefusal(error);
+  if (refusedType) decisions.decided(refusedType, 'network_refused');
+  else decisions.decided(caller?.type ?? 'none', outcome);
+}
+
 /**
  * Authenticates, rate-limits and authorizes the routes that declare `config.auth`, in onRequest:
  * before the body is read, so anonymous callers cannot make the server parse anything. The hook is
  * attached to those routes only.
  */
-export function registerGuard(app: FastifyInstance, authenticator: Authenticator, limits: RequestLimits, clientAddress: (req: IncomingMessage) => string): void {
+export function registerGuard(
+  app: FastifyInstance,
+  authenticator: Authenticator,
+  limits: RequestLimits,
+  clientAddress: (req: IncomingMessage) => string,
+  decisions: AuthDecisions | null = null,
+): void {
   app.decorateRequest('principal', null);
   app.addHook('onRoute', (route) => {
     const auth = route.config?.auth;
     if (!auth) return;
     const guard = async (request: FastifyRequest): Promise<void> => {
-      let principal: Caller;
+      let principal: Caller | undefined;
       try {
-        // The address the rate limiter counts: a token's allow-list is checked against it.
-        principal = await authenticator.authenticate(readBearerToken(request.raw), clientAddress(request.raw));
+        try {
+          // The address the rate limiter counts: a token's allow-list is checked against it.
+          principal = await authenticator.authenticate(readBearerToken(request.raw), clientAddress(request.raw));
+        } catch (error) {
+          // Failed authentication counts against the client address, so token guessing is throttled.
+          await limits.byAddress(request);
+          throw error;
+        }
+        await limits.byCredential(request, principal, auth.counter);
+        authorize(principal, auth);
       } catch (error) {
-        // Failed authentication counts against the client address, so token guessing is throttled.
-        await limits.byAddress(request);
+        // With metrics on, each guarded request counts one decision: the one the guard answered.
+        if (decisions) countRefusal(decisions, principal, error);
         throw error;
       }
-      await limits.byCredential(request, principal, auth.counter);
-      authorize(principal, auth);
+      decisions?.decided(principal.type, 'ok');
       if (auth.api !== undefined && auth.api !== 'any' && principal.type === 'api_token') authenticator.exercised(principal, auth.api);
       request.principal = principal;
     };

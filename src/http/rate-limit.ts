@@ -7,6 +7,7 @@ import { addressKey } from '../ratelimit/address.js';
 import { type Decision, emailKey, type RateLimiter } from '../ratelimit/limiter.js';
 import type { PolicyName } from '../ratelimit/policies.js';
 import { normalizeEmail } from '../account/user-service.js';
+import type { RejectionCount } from '../metrics/ratelimit.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -27,6 +28,7 @@ export class RequestLimits {
   constructor(
     private readonly limiter: RateLimiter,
     private readonly clientAddress: (req: IncomingMessage) => string,
+    private readonly rejections: RejectionCount | null = null,
   ) {}
 
   /** Counts one request (or `points`); @throws rate_limited (with Retry-After) when the policy is spent. */
@@ -42,7 +44,9 @@ export class RequestLimits {
     const same = decisions.findIndex((d) => d.policy === decision.policy);
     if (same === -1) decisions.push(decision);
     else decisions[same] = decision;
-    if (!decision.allowed) throw rateLimited(decision);
+    if (decision.allowed) return;
+    this.rejections?.(decision.policy);
+    throw rateLimited(decision);
   }
 
   /** Counts one request of the client address (or `points`), under the general policy or a route's own. */
