@@ -7,7 +7,7 @@ export type CountedTokenType = 'api_token' | 'app_token' | 'service';
  */
 export type TokenOrigin = 'api' | 'rotation';
 /** Why a token ended (docs/operations.md). */
-export type RevokeReason = 'user' | 'self' | 'rotation' | 'expired' | 'idle' | 'leak';
+export type RevokeReason = 'user' | 'rotation' | 'expired' | 'idle' | 'leak';
 
 /** What token services count: `rz_tokens_created_total` and `rz_tokens_revoked_total`. */
 export interface TokenCounts {

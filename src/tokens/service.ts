@@ -135,8 +135,7 @@ export class TokenService {
     const audit = (revoked: RevokedToken) =>
       auditEvent({ type: 'token.revoked', userId, subject: { type: 'token', id: (ended = revoked).id }, details: tokenDetails(revoked) }, context, now);
     if (!(await this.store.revoke(tokenId, userId, iso(now), audit))) throw notFound();
-    // A token that revokes itself (its own id in the path) is `self`; its owner revoking it, `user`.
-    if (ended) this.counts?.revoked(countedType(ended.kind), context.actor.id === tokenId ? 'self' : 'user');
+    if (ended) this.counts?.revoked(countedType(ended.kind), 'user');
     await this.feed.committed('token', tokenId);
   }
 }
