@@ -1,4 +1,5 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { type HotCount, HotCounter } from './hot.js';
 
 /** Who presented the credential: `none` when no credential was recognised. */
 export type DecisionType = 'user' | 'api_token' | 'app_token' | 'service' | 'none';
@@ -6,24 +7,19 @@ export type DecisionOutcome = 'ok' | 'invalid_token' | 'insufficient_scope' | 'r
 
 /** `rz_auth_decisions_total`: one per request a guarded route answers, or refuses, in its guard. */
 export class AuthDecisions {
-  private readonly counter: Counter;
+  private readonly counter: HotCounter;
   /** The children, resolved on first use: the request path builds no label object. */
-  private readonly children = new Map<DecisionType, Map<DecisionOutcome, Counter.Internal>>();
+  private readonly children = new Map<DecisionType, Map<DecisionOutcome, HotCount>>();
 
   constructor(registry: Registry) {
-    this.counter = new Counter({
-      name: 'rz_auth_decisions_total',
-      help: 'Authentication and authorization decisions on guarded routes, by credential type and outcome.',
-      labelNames: ['token_type', 'outcome'],
-      registers: [registry],
-    });
+    this.counter = new HotCounter(registry, 'rz_auth_decisions_total', 'Authentication and authorization decisions on guarded routes, by credential type and outcome.', ['token_type', 'outcome']);
   }
 
   decided(type: DecisionType, outcome: DecisionOutcome): void {
     let byOutcome = this.children.get(type);
     if (!byOutcome) this.children.set(type, (byOutcome = new Map()));
     let child = byOutcome.get(outcome);
-    if (!child) byOutcome.set(outcome, (child = this.counter.labels(type, outcome)));
+    if (!child) byOutcome.set(outcome, (child = this.counter.child({ token_type: type, outcome })));
     child.inc();
   }
 }

@@ -1,4 +1,5 @@
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
+import { type HotCount, HotCounter, HotHistogram, type HotObserve } from './hot.js';
 
 /** The `route` of a request no route matched (404s, unparsable URLs): never the path as sent. */
 export const UNMATCHED = 'unmatched';
@@ -12,8 +13,8 @@ const LOGIN_OUTCOMES: Readonly<Record<number, string>> = { 200: 'success', 401: 
 
 /** The series of one route and method, resolved once: a request then costs no label lookup. */
 interface RouteSeries {
-  readonly duration: Histogram.Internal<string>;
-  readonly statuses: Map<number, Counter.Internal>;
+  readonly duration: HotObserve;
+  readonly statuses: Map<number, HotCount>;
 }
 
 /**
@@ -22,15 +23,15 @@ interface RouteSeries {
  * {@link UNMATCHED}), the method Node's parser accepted, the status code.
  */
 export class HttpMetrics {
-  private readonly requests: Counter;
-  private readonly duration: Histogram;
+  private readonly requests: HotCounter;
+  private readonly duration: HotHistogram;
   private readonly logins: Counter;
   private readonly routes = new Map<string, Map<string, RouteSeries>>();
 
   constructor(registry: Registry) {
     const registers = [registry];
-    this.requests = new Counter({ name: 'rz_http_requests_total', help: 'HTTP requests answered, by route template, method and status.', labelNames: ['route', 'method', 'status'], registers });
-    this.duration = new Histogram({ name: 'rz_http_request_duration_seconds', help: 'Time to answer an HTTP request, by route template and method.', labelNames: ['route', 'method'], buckets: BUCKETS, registers });
+    this.requests = new HotCounter(registry, 'rz_http_requests_total', 'HTTP requests answered, by route template, method and status.', ['route', 'method', 'status']);
+    this.duration = new HotHistogram(registry, 'rz_http_request_duration_seconds', 'Time to answer an HTTP request, by route template and method.', BUCKETS);
     this.logins = new Counter({ name: 'rz_logins_total', help: 'Password logins, by outcome.', labelNames: ['outcome', 'method'], registers });
   }
 
@@ -38,7 +39,7 @@ export class HttpMetrics {
   answered(method: string, route: string | undefined, status: number, ms: number): void {
     const series = this.series(route ?? UNMATCHED, method);
     let counter = series.statuses.get(status);
-    if (!counter) series.statuses.set(status, (counter = this.requests.labels(route ?? UNMATCHED, method, String(status))));
+    if (!counter) series.statuses.set(status, (counter = this.requests.child({ route: route ?? UNMATCHED, method, status: String(status) })));
     counter.inc();
     series.duration.observe(ms / 1000);
     if (route === LOGIN_ROUTE && method === 'POST') {
@@ -51,7 +52,7 @@ export class HttpMetrics {
     let byMethod = this.routes.get(route);
     if (!byMethod) this.routes.set(route, (byMethod = new Map()));
     let series = byMethod.get(method);
-    if (!series) byMethod.set(method, (series = { duration: this.duration.labels(route, method), statuses: new Map() }));
+    if (!series) byMethod.set(method, (series = { duration: this.duration.child({ route, method }), statuses: new Map() }));
     return series;
   }
 }
