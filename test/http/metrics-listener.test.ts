@@ -41,6 +41,10 @@ describe('the metrics listener (METRICS_ADDR)', () => {
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(res.text).toContain('# TYPE rz_http_requests_total counter');
     expect(res.text).toContain('rz_http_requests_total{route="/api/me",method="GET",status="401"} 1');
+    expect(res.text).toContain('# TYPE rz_http_request_duration_seconds histogram');
+    expect(res.text).toMatch(/^rz_http_request_duration_seconds_bucket\{route="\/api\/me",method="GET",le="0\.005"\} [01]$/m);
+    expect(res.text).toContain('rz_http_request_duration_seconds_bucket{route="/api/me",method="GET",le="+Inf"} 1');
+    expect(res.text).toContain('rz_http_request_duration_seconds_count{route="/api/me",method="GET"} 1');
     expect(res.text).toMatch(/^rz_store_up 1$/m);
     expect(res.text).toMatch(/^rz_signing_keys\{state="active"\} 1$/m);
     expect(res.text).toContain('process_cpu_user_seconds_total');
@@ -54,6 +58,7 @@ describe('the metrics listener (METRICS_ADDR)', () => {
     expect(open.headers.get('content-type')).toBe('application/openmetrics-text; version=1.0.0; charset=utf-8');
     expect(open.text).toContain('# TYPE rz_http_requests counter');
     expect(open.text).toMatch(/^rz_http_requests_total\{route="\/api\/me",method="GET",status="401"\} \d+$/m);
+    expect(open.text).toContain('rz_http_request_duration_seconds_bucket{route="/api/me",method="GET",le="+Inf"} 1');
     expect(open.text.endsWith('# EOF\n')).toBe(true);
     const text = await get(`${metricsUrl}/metrics`, { headers: auth });
     expect(text.text).toContain('# TYPE rz_http_requests_total counter');
