@@ -4,7 +4,7 @@ import { loadConfig } from '../../src/config.js';
 import { ConfigError } from '../../src/lib/env-vars.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 import { tempDir } from '../helpers/app.js';
-import { freePort, runCli } from '../helpers/server-process.js';
+import { freePort, runCli, spawnServer } from '../helpers/server-process.js';
 
 const TOKEN = 'scrape-secret-0123456789';
 
@@ -106,6 +106,21 @@ describe('metrics configuration', () => {
     expect(loadConfig(base).metrics).toBeNull();
     expect(loadConfig({ ...base, METRICS_ADDR: '127.0.0.1:9464' }).metrics).toEqual({ host: '127.0.0.1', port: 9464, token: null });
     expect(loadConfig({ ...base, METRICS_ADDR: '0.0.0.0:9464', METRICS_TOKEN: TOKEN }).metrics).toEqual({ host: '0.0.0.0', port: 9464, token: TOKEN });
+  });
+
+  it('`serve` opens the listener, and a graceful shutdown (SIGTERM) closes it', async () => {
+    const temp = tempDir();
+    try {
+      const port = await freePort();
+      const server = await spawnServer({ DATABASE_URL: `sqlite:${join(temp.dir, 'rz.db')}`, METRICS_ADDR: `127.0.0.1:${port}`, METRICS_TOKEN: TOKEN });
+      const scraped = await get(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      expect(scraped.status).toBe(200);
+      expect(scraped.text).toContain('rz_store_up 1');
+      expect(await server.stop('SIGTERM')).toBe(0);
+      await expect(fetch(`http://127.0.0.1:${port}/metrics`)).rejects.toThrow();
+    } finally {
+      temp.remove();
+    }
   });
 
   it('refuses to start `serve` on 0.0.0.0 without a token, and with more than one worker', async () => {
