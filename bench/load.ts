@@ -14,6 +14,8 @@ export interface LoadSpec {
   readonly form?: Readonly<Record<string, string>>;
   /** Closed loop: each connection sends its next request as soon as the answer to the last arrives. */
   readonly connections: number;
+  /** Sent to the server's metrics listener (METRICS_ADDR) instead of its API port. */
+  readonly listener?: 'metrics';
 }
 
 export interface LoadResult {

@@ -2,7 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { assertHealthy, type LoadGenerator, type LoadResult, runLoad, startLoad } from './load.js';
 import { peakRssMb, processCpuSeconds, resetPeakRss } from './procfs.js';
 import type { LoadShape, Scenario } from './scenarios.js';
-import { hasExited, type Servers } from './servers.js';
+import type { LoadSpec } from './load.js';
+import { hasExited, metricsUrlOf, type Servers } from './servers.js';
 import type { Credentials } from './setup.js';
 
 /** One measured stretch of one scenario. */
@@ -47,14 +48,15 @@ export async function measureSlice(ctx: MeasureContext, scenario: Scenario, seco
   if (!server || pid === undefined) throw new Error(`${scenario.server} is not running`);
   const spec = scenario.load(ctx.credentials, ctx.shape);
   const backgroundSpec = scenario.background?.(ctx.credentials, ctx.shape);
+  const urlOf = (load: LoadSpec): string => (load.listener === 'metrics' ? metricsUrlOf(server) : server.url);
   resetPeakRss(pid);
-  const background = backgroundSpec && startLoad(ctx.generator, server.url, backgroundSpec, ctx.warmupSeconds + seconds + 60);
+  const background = backgroundSpec && startLoad(ctx.generator, urlOf(backgroundSpec), backgroundSpec, ctx.warmupSeconds + seconds + 60);
   try {
-    if (first && ctx.warmupSeconds > 0) assertHealthy(`${scenario.id} warm-up`, await runLoad(ctx.generator, server.url, spec, ctx.warmupSeconds));
+    if (first && ctx.warmupSeconds > 0) assertHealthy(`${scenario.id} warm-up`, await runLoad(ctx.generator, urlOf(spec), spec, ctx.warmupSeconds));
     else if (background) await sleep(LEAD_IN_MS);
     const startedAt = performance.now();
     const [serverBefore, selfBefore] = [processCpuSeconds(pid), cpuSeconds()];
-    const result = await runLoad(ctx.generator, server.url, spec, seconds);
+    const result = await runLoad(ctx.generator, urlOf(spec), spec, seconds);
     const [serverAfter, selfAfter] = [processCpuSeconds(pid), cpuSeconds()];
     const wall = (performance.now() - startedAt) / 1000;
     assertHealthy(scenario.id, result);

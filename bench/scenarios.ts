@@ -77,6 +77,25 @@ export const SCENARIOS: readonly Scenario[] = [
   hotMe('me-app-token', 'GET /api/me, app token', (c) => c.appToken, 0.8),
   hotMe('me-user-jwt', 'GET /api/me, user JWT', (c) => c.jwt, 0.7),
   {
+    // What counting every request costs: the same process and load with METRICS_ADDR set.
+    id: 'me-api-token-metrics',
+    title: 'GET /api/me, API token, metrics on (METRICS_ADDR)',
+    server: 'rz-auth-metrics',
+    baseline: 'me-api-token',
+    load: (c, s) => me(c.apiToken, s.connections),
+    targets: [{ kind: 'ratio', min: 0.95 }, RSS],
+  },
+  {
+    // No baseline: a scraper's few connections bound its rate. The full series set is scraped
+    // (every gauge computed, the store and the webhook queue queried) while the API is saturated.
+    id: 'metrics-scrape',
+    title: 'GET /metrics, 2 connections, during me-api-token-metrics load',
+    server: 'rz-auth-metrics',
+    load: (_c, s) => ({ method: 'GET', path: '/metrics', connections: s.probeConnections, listener: 'metrics' }),
+    background: (c, s) => me(c.apiToken, s.connections),
+    targets: [{ kind: 'p99', maxMs: 50 }, RSS],
+  },
+  {
     // What a platform service pays per cache miss, against what the caller itself pays for GET /api/me.
     id: 'introspect',
     title: 'POST /api/introspect (form), API token',

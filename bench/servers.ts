@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { builtCli, builtIsCurrent, ROOT, type ServerProcess, spawnNode } from '../test/helpers/server-process.js';
+import { builtCli, builtIsCurrent, freePort, ROOT, type ServerProcess, spawnNode } from '../test/helpers/server-process.js';
 import { rzAuthEnv, type Store } from './env.js';
 import type { Credentials } from './setup.js';
 
@@ -10,7 +10,7 @@ import type { Credentials } from './setup.js';
  * same settings, and a ratio measures the work one does and the other does not.
  */
 
-export type ServerName = 'ceiling' | 'rz-auth' | 'resource-server' | 'resource-baseline';
+export type ServerName = 'ceiling' | 'rz-auth' | 'rz-auth-metrics' | 'resource-server' | 'resource-baseline';
 
 /** What a server is started with: the store, and once set up, rz-auth's address and the credentials. */
 export interface StartContext {
@@ -18,8 +18,11 @@ export interface StartContext {
   readonly rzAuth?: { readonly url: string; readonly credentials: Credentials };
 }
 
-/** Servers that need rz-auth running and the credentials made: they start after the setup. */
-export const NEEDS_CREDENTIALS: ReadonlySet<ServerName> = new Set(['resource-server']);
+/**
+ * Servers that need rz-auth running and the credentials made: they start after the setup. The
+ * rz-auth with metrics shares rz-auth's store, so it starts once rz-auth has migrated it.
+ */
+export const NEEDS_CREDENTIALS: ReadonlySet<ServerName> = new Set(['resource-server', 'rz-auth-metrics']);
 
 const ceilingReady = async (url: string) =>
   (await fetch(`${url}/api/me`, { headers: { authorization: 'Bearer ready' }, signal: AbortSignal.timeout(1000) })).ok;
@@ -34,11 +37,30 @@ function resourceServer(ctx: StartContext): Promise<ServerProcess> {
   return spawnNode([join(ROOT, 'examples', 'resource-server', 'server.mjs')], env, { ready: streamUp, discardStdout: true });
 }
 
+/** The metrics listener (METRICS_ADDR) of each server started with one. */
+const metricsUrls = new WeakMap<ServerProcess, string>();
+
+/** The address of `server`'s metrics listener; throws for a server started without one. */
+export function metricsUrlOf(server: ServerProcess): string {
+  const url = metricsUrls.get(server);
+  if (url === undefined) throw new Error('this server has no metrics listener');
+  return url;
+}
+
+/** rz-auth with METRICS_ADDR on a free loopback port (no token: loopback needs none), on the same store. */
+async function rzAuthWithMetrics({ store }: StartContext): Promise<ServerProcess> {
+  const port = await freePort();
+  const server = await spawnNode([builtCli(), 'serve'], { ...rzAuthEnv(store), METRICS_ADDR: `127.0.0.1:${port}` }, { discardStdout: true, readyTimeoutMs: 30_000 });
+  metricsUrls.set(server, `http://127.0.0.1:${port}`);
+  return server;
+}
+
 /** How each server starts. Stdout (rz-auth's request log, written as in production) is discarded, not kept. */
 const START: Readonly<Record<ServerName, (ctx: StartContext) => Promise<ServerProcess>>> = {
   // 30 s to be ready, as rz-auth: tsx compiles the file first, which on a busy machine took over 20 s.
   ceiling: () => spawnNode(['--import', 'tsx', join(ROOT, 'bench', 'ceiling-server.ts')], {}, { ready: ceilingReady, discardStdout: true, readyTimeoutMs: 30_000 }),
   'rz-auth': ({ store }) => spawnNode([builtCli(), 'serve'], rzAuthEnv(store), { discardStdout: true, readyTimeoutMs: 30_000 }),
+  'rz-auth-metrics': rzAuthWithMetrics,
   'resource-server': resourceServer,
   'resource-baseline': () => spawnNode(['--import', 'tsx', join(ROOT, 'bench', 'resource-baseline.ts')], {}, { discardStdout: true }),
 };

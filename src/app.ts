@@ -36,6 +36,7 @@ import { tokenRoutes } from './tokens/routes.js';
 import { VERSION } from './version.js';
 import { developersPage } from './web/routes.js';
 import { webhookRoutes } from './webhooks/routes.js';
+import { seriesOf } from './metrics/series.js';
 
 export interface AppOptions {
   /** Where logs go (default stdout); tests pass a stream to inspect them. */
@@ -53,8 +54,9 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   const { config } = services;
   const destination = options.logStream ?? createLogDestination();
   const clientAddress = clientAddressOf(config.trustProxy);
-  const limits = new RequestLimits(services.rateLimiter, clientAddress);
-  const accessLog = accessLine(clientAddress);
+  const counts = services.metrics && seriesOf(services.metrics);
+  const limits = new RequestLimits(services.rateLimiter, clientAddress, counts?.rejections);
+  const accessLog = accessLine(clientAddress, counts?.http);
   const app = Fastify({
     logger: loggerOptions(config.logLevel, destination),
     // Fastify's two lines per request are replaced by one of ours (http/logging.ts).
@@ -115,7 +117,7 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   app.addSchema(Problem);
   const document = await registerOpenApi(app, VERSION, services.config.corsOrigins);
   registerRateLimits(app, limits);
-  registerGuard(app, services.authenticator, limits, clientAddress);
+  registerGuard(app, services.authenticator, limits, clientAddress, counts?.decisions);
 
   authRoutes(app, services.accounts, clientAddress);
   sessionRoutes(app, services.accountSecurity);
@@ -131,7 +133,7 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   // Introspection takes form bodies too, as OAuth clients send them; no other route sees that parser.
   await app.register(async (forms) => {
     registerFormBodyParser(forms);
-    introspectionRoutes(forms, services.introspector);
+    introspectionRoutes(forms, services.introspector, counts?.introspections);
   });
   eventRoutes(app, services.events);
   keyRoutes(app, services.keys);

@@ -1,5 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
-import type { Config } from './config.js';
+import { type Config, ConfigError } from './config.js';
 import { holdClusterCounters } from './ratelimit/cluster.js';
 import { closeOnSignals, startServer } from './server.js';
 import { createServices } from './composition-root.js';
@@ -16,6 +16,11 @@ const CRASH_WINDOW_MS = 60_000;
  * that crash, and on SIGTERM/SIGINT lets every worker finish its in-flight requests.
  */
 export async function serveCluster(config: Config): Promise<void> {
+  // Each worker counts its own requests, and one address cannot be bound by every worker: until the
+  // primary aggregates them, metrics are for single-process servers (docs/operations.md).
+  if (config.metrics && config.workers > 1) {
+    throw new ConfigError('METRICS_ADDR cannot be used with --workers (or WORKERS) above 1: run one process per instance, or unset METRICS_ADDR');
+  }
   if (cluster.isWorker) {
     // A worker that cannot start (its port taken) must exit, for the primary to count the crash:
     // its channel to the primary would otherwise keep it alive, serving nothing.

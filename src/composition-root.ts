@@ -29,8 +29,7 @@ import { LastUseRecorder } from './lib/last-use.js';
 import { Periodic } from './lib/periodic.js';
 import { Sealer } from './lib/sealed.js';
 import { Maintenance } from './maintenance/runner.js';
-import { PropagationMetrics } from './metrics/propagation.js';
-import { createMetrics, type Metrics } from './metrics/registry.js';
+import { createMetrics, instruments, type Metrics, observeServices } from './metrics/wire.js';
 import { expiredSessions, MAINTENANCE_INTERVAL_MS, oldAuditEvents, oldChanges, oldDeliveries } from './maintenance/sweeps.js';
 import { ScopeCatalogue } from './scopes/catalogue.js';
 import { ServiceCredentials } from './service-credentials/service.js';
@@ -151,6 +150,7 @@ interface Infrastructure {
 async function wire(config: Config, { database, redis, clock, onError, requireFeed }: Infrastructure): Promise<Services> {
   const { db } = database;
   const metrics = config.metrics ? createMetrics() : null;
+  const { counts, propagation } = instruments(metrics);
   const sealer = new Sealer(config.keyEncryption);
   const scopes = new ScopeCatalogue(config.scopes);
   const tokenStore = new TokenStore(db);
@@ -159,7 +159,6 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   const changeStore = new ChangeStore(db);
   const audit = new AuditStore(db);
   const feedError = (error: unknown) => onError(error, 'change feed');
-  const propagation = metrics ? new PropagationMetrics(metrics) : undefined;
   const feed = new ChangeFeed(changeStore, changeSource(database, changeStore, redis, config.redisPrefix), feedError, propagation);
   if (!(await feed.start()) && requireFeed) {
     throw new Error('Redis at REDIS_URL is not reachable, so running instances could not be told of a change: nothing was done');
@@ -173,7 +172,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   const userTokens = new UserTokens(keys, config.jwt);
 
   const { passwords } = config;
-  const hasher = await PasswordHasher.create(passwords.argon2, passwords.hashConcurrency, passwords.hashQueueLimit);
+  const hasher = await PasswordHasher.create(passwords.argon2, passwords.hashConcurrency, passwords.hashQueueLimit, counts?.hashes);
   const usage = new UsageRecorder(tokenStore, config.usageFlushMs, (error) => onError(error, 'last-used flush'));
   const sessionUsage = new LastUseRecorder((uses) => sessionStore.recordUsage(uses), config.usageFlushMs, (error) => onError(error, 'session last-used flush'));
   const refusals = new RefusalRecorder((events) => audit.record(events), (error) => onError(error, 'token refusals'));
@@ -192,16 +191,16 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   });
   const events = new EventHub(feed, changeStore, config.events, propagation);
   const lifecycleStore = new TokenLifecycleStore(db);
-  const webhooks = createWebhooks(db, clock, { ...config.webhooks, maxEndpointsPerUser: config.caps.webhooksPerUser }, onError, sealer);
+  const webhooks = createWebhooks(db, clock, { ...config.webhooks, maxEndpointsPerUser: config.caps.webhooksPerUser }, onError, sealer, counts?.deliveries);
   // Ended tokens stay listed as long as the audit log keeps the event that ended them.
   const history = { endedVisibleMs: config.auditRetentionMs };
   const maintenance = new Maintenance(
     [
       expiredSessions(sessionStore),
       oldChanges(changeStore, config.changes.retentionMs),
-      endedGraces(lifecycleStore, feed),
-      endedLifetimes(lifecycleStore, feed),
-      idleTokens(lifecycleStore, usage, feed, config.tokens),
+      endedGraces(lifecycleStore, feed, counts?.tokens),
+      endedLifetimes(lifecycleStore, feed, counts?.tokens),
+      idleTokens(lifecycleStore, usage, feed, config.tokens, counts?.tokens),
       expiringTokens(lifecycleStore),
       oldAuditEvents(audit, config.auditRetentionMs),
       oldDeliveries(webhooks.store),
@@ -211,6 +210,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     onError,
   );
   const background = new Background({ changePolling: propagation ? pollingWatched(polling, feed) : polling, tokenUsage: usage, sessionUsage, refusals, maintenance, webhookDelivery: webhooks.delivery });
+  if (metrics) observeServices(metrics, { database, redis, hasher, keys, feed, events });
 
   return {
     config,
@@ -219,12 +219,12 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     users,
     accounts: new AccountService({ users, userStore, sessions: sessionStore, hasher, userTokens, feed, clock, signupEnabled: config.signupEnabled, audit }),
     accountSecurity: new AccountSecurity({ sessions: sessionStore, userStore, users, hasher, usage: sessionUsage, feed, clock }),
-    tokens: new TokenService(tokenStore, usage, feed, clock, scopes, config.tokens, config.caps, history),
-    lifecycle: new TokenLifecycle(lifecycleStore, usage, feed, clock, config.tokens, history),
-    apps: new AppService(new AppStore(db), feed, clock, scopes, config.tokens, config.caps),
+    tokens: new TokenService(tokenStore, usage, feed, clock, scopes, config.tokens, config.caps, history, counts?.tokens),
+    lifecycle: new TokenLifecycle(lifecycleStore, usage, feed, clock, config.tokens, history, counts?.tokens),
+    apps: new AppService(new AppStore(db), feed, clock, scopes, config.tokens, config.caps, counts?.tokens),
     audit,
     auditLog: new AuditLog(audit),
-    leaks: new LeakResponse({ tokens: tokenStore, services: serviceStore, feed, clock, github: new GitHubKeys({ url: config.leaks.githubKeysUrl, clock, onError }) }),
+    leaks: new LeakResponse({ tokens: tokenStore, services: serviceStore, feed, clock, github: new GitHubKeys({ url: config.leaks.githubKeysUrl, clock, onError }), counts: counts?.tokens }),
     refusals,
     scopes,
     serviceCredentials: new ServiceCredentials(serviceStore, feed, clock),

@@ -4,12 +4,15 @@ import type { Config } from './config.js';
 import { createLogDestination, flushLog } from './http/logging.js';
 import { holdTickShape } from './lib/tick-shape.js';
 import { createServices, type Services } from './composition-root.js';
+import { type MetricsListener, startMetricsListener } from './metrics/listener.js';
 
 export interface RunningServer {
   readonly app: FastifyInstance;
   readonly services: Services;
   /** The address actually bound (useful with PORT=0). */
   readonly url: string;
+  /** The metrics listener's address (METRICS_ADDR), null when metrics are off. */
+  readonly metricsUrl: string | null;
   /** Stops accepting connections, finishes in-flight requests, flushes and closes the store. */
   close(): Promise<void>;
 }
@@ -18,6 +21,7 @@ export interface RunningServer {
 export async function startServer(config: Config): Promise<RunningServer> {
   holdTickShape();
   let app: FastifyInstance | undefined;
+  let metrics: MetricsListener | null = null;
   // What fails before the log exists (Redis not reachable at start-up) is logged once it does.
   const early: Array<[unknown, string]> = [];
   const services = await createServices(config, {
@@ -28,19 +32,25 @@ export async function startServer(config: Config): Promise<RunningServer> {
     app = await createApp(services, { logStream });
     for (const [error, context] of early) app.log.error({ err: error }, context);
     const url = await app.listen({ port: config.port, host: config.host });
+    // Its own listener, never the API's port (docs/operations.md); scrapes go on while requests drain.
+    if (config.metrics && services.metrics) metrics = await startMetricsListener(config.metrics, services.metrics);
     services.background.start();
     const running = app;
+    const listener = metrics;
     return {
       app: running,
       services,
       url,
+      metricsUrl: listener?.url ?? null,
       async close() {
         await running.close();
+        await listener?.close();
         await services.close();
         await flushLog(logStream);
       },
     };
   } catch (error) {
+    await metrics?.close();
     await app?.close();
     await services.close();
     throw error;

@@ -3,6 +3,7 @@ import { setTimeout } from 'node:timers/promises';
 import * as argon2 from 'argon2';
 import type { Argon2Params } from '../config.js';
 import { ProblemError } from '../errors.js';
+import type { HashTiming } from '../metrics/queues.js';
 
 const DUMMY_PASSWORD = 'rz-auth dummy password for unknown accounts';
 /** How many of the latest checks at the current parameters a weaker hash's check may be padded to. */
@@ -36,6 +37,7 @@ export class PasswordHasher {
     private readonly recentMs: number[],
     private readonly concurrency: number,
     private readonly queueLimit: number,
+    private readonly timing: HashTiming | null,
   ) {}
 
   /**
@@ -43,7 +45,7 @@ export class PasswordHasher {
    * did could fail to (queue full, argon2 failing) and leave unknown emails on a path of their own.
    * @throws when argon2 cannot hash with these parameters (the service then refuses to start).
    */
-  static async create(params: Argon2Params, concurrency: number, queueLimit: number): Promise<PasswordHasher> {
+  static async create(params: Argon2Params, concurrency: number, queueLimit: number, timing: HashTiming | null = null): Promise<PasswordHasher> {
     const options: argon2.HashOptions = {
       type: argon2.argon2id,
       memoryCost: params.memoryKiB,
@@ -52,11 +54,21 @@ export class PasswordHasher {
     };
     const started = performance.now();
     const dummyHash = await argon2.hash(DUMMY_PASSWORD, options);
-    return new PasswordHasher(options, dummyHash, [performance.now() - started], concurrency, queueLimit);
+    return new PasswordHasher(options, dummyHash, [performance.now() - started], concurrency, queueLimit, timing);
+  }
+
+  /** Hashes and checks waiting for a slot. */
+  get queueDepth(): number {
+    return this.waiting.length;
   }
 
   hash(password: string): Promise<string> {
-    return this.limited(() => argon2.hash(password, this.options));
+    return this.limited(async () => {
+      const started = performance.now();
+      const hash = await argon2.hash(password, this.options);
+      this.timing?.('hash', (performance.now() - started) / 1000);
+      return hash;
+    });
   }
 
   /**
@@ -71,6 +83,7 @@ export class PasswordHasher {
       const started = performance.now();
       const ok = await argon2.verify(hash, password).catch(() => false);
       const took = performance.now() - started;
+      this.timing?.('verify', took / 1000);
       if (!weaker) {
         this.recentMs[this.checks++ % RECENT_CHECKS] = took;
       } else {

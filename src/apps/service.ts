@@ -15,6 +15,7 @@ import { isFieldError, type MintedToken, mintToken, requestedCidrs, tokenDetails
 import type { NewToken } from '../tokens/store.js';
 import type { IssueAppTokenBody, RegisterAppBody } from './bodies.js';
 import type { App, AppStore } from './store.js';
+import type { TokenCounts } from '../metrics/tokens.js';
 
 /** A new app token as its creation answers it: the value (shown once) and what it may do. */
 export interface IssuedAppToken {
@@ -66,6 +67,7 @@ export class AppService {
     private readonly catalogue: ScopeCatalogue,
     private readonly policy: TokenPolicy = NO_POLICY,
     private readonly caps: OwnershipCaps = DEFAULT_CAPS,
+    private readonly counts: TokenCounts | null = null,
   ) {}
 
   /** App tokens have no expiry of their own; under a maximum lifetime they get the longest allowed. */
@@ -97,6 +99,7 @@ export class AppService {
       this.tokenCreated(minted.record, context, now),
     ];
     if (!(await this.store.insertWithToken(app, minted.record, events, this.caps.appsPerUser))) throw capReached('appsPerUser', this.caps.appsPerUser);
+    this.counts?.created('app_token', 'api');
     return { app, token: issuedFrom(minted) };
   }
 
@@ -136,6 +139,7 @@ export class AppService {
     const inserted = await this.store.insertToken(minted.record, this.tokenCreated(minted.record, context, now), this.caps.tokensPerApp);
     if (inserted === false) throw notFound();
     if (inserted === 'full') throw capReached('tokensPerApp', this.caps.tokensPerApp);
+    this.counts?.created('app_token', 'api');
     return issuedFrom(minted);
   }
 

@@ -13,9 +13,15 @@ import type { UserStore } from '../account/user-store.js';
 import { acceptSession, type CachedSession, type JwtEntry, jwtKey, toCachedSession } from './jwt-cache.js';
 import type { UserTokens } from './jwt.js';
 import { findOpaque, type OpaqueEntry } from './opaque.js';
-import type { Caller, Principal } from './principal.js';
+import type { Caller, CredentialType, Principal } from './principal.js';
 
 const CACHE_SIZE = 50_000;
+
+/** Refusals by a token's allow-list, with the refused token's type: the client sees invalid_token like any other. */
+const networkRefusals = new WeakMap<object, CredentialType>();
+
+/** The type of the token `error` refused for its allow-list (metrics tell these refusals apart); undefined otherwise. */
+export const networkRefusal = (error: unknown): CredentialType | undefined => (typeof error === 'object' && error !== null ? networkRefusals.get(error) : undefined);
 
 export interface AuthenticatorDeps {
   readonly tokens: TokenStore;
@@ -152,7 +158,9 @@ export class Authenticator {
     // service, which applies it to its own caller's address (packages/verify).
     if (allowed !== null && address !== null && !allowed.admits(address)) {
       if (label) this.deps.refusals?.note({ type: caller.type, tokenId: caller.credentialId, userId: caller.user.id, ...label }, address, now);
-      throw invalidToken();
+      const refusal = invalidToken();
+      networkRefusals.set(refusal, caller.type);
+      throw refusal;
     }
     this.deps.usage.record(caller.credentialId, now, address);
     return caller;

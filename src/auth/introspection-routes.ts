@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { operation } from '../api/operation.js';
-import type { Http } from '../api/route.js';
+import { type Http, serviceOf } from '../api/route.js';
+import type { IntrospectionMetrics } from '../metrics/auth.js';
 import { AllowedCidrs, UserSummary, Uuid } from '../api/schemas.js';
 import type { Introspector } from './introspection.js';
 
@@ -44,7 +45,7 @@ const IntrospectionResponse = Type.Object(
 );
 
 /** `POST /api/introspect` (RFC 7662), for the platform's services. */
-export function introspectionRoutes(app: Http, introspector: Introspector): void {
+export function introspectionRoutes(app: Http, introspector: Introspector, metrics: IntrospectionMetrics | null = null): void {
   app.post('/api/introspect', {
     ...operation({
       method: 'POST',
@@ -61,6 +62,12 @@ export function introspectionRoutes(app: Http, introspector: Introspector): void
       consumes: ['application/x-www-form-urlencoded', 'application/json'],
       success: { 200: { description: 'The answer about the token; never cached (`Cache-Control: no-store`).', schema: IntrospectionResponse } },
     }),
-    handler: async (request) => introspector.introspect(request.body.token),
+    handler: async (request) => {
+      if (!metrics) return introspector.introspect(request.body.token);
+      const started = performance.now();
+      const answer = await introspector.introspect(request.body.token);
+      metrics.answered(serviceOf(request).name, answer.active, (performance.now() - started) / 1000);
+      return answer;
+    },
   });
 }

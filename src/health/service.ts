@@ -11,7 +11,7 @@ export type Readiness = Record<string, { ok: true } | { ok: false; error: unknow
 const withTimeout = <T>(promise: Promise<T>, ms: number): Promise<T> =>
   Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref())]);
 
-async function probe(check: () => Promise<unknown>): Promise<Readiness[string]> {
+export async function probe(check: () => Promise<unknown>): Promise<Readiness[string]> {
   try {
     await withTimeout(check(), 2000);
     return { ok: true };

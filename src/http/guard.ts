@@ -3,7 +3,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteAuth } from '../api/route.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { Caller } from '../auth/principal.js';
-import { insufficientScope, SERVICE_SCOPE } from '../errors.js';
+import { insufficientScope, ProblemError, SERVICE_SCOPE } from '../errors.js';
+import type { AuthDecisions, DecisionOutcome } from '../metrics/auth.js';
+import { networkRefusal } from '../auth/authenticator.js';
 import { readBearerToken } from './bearer.js';
 import type { RequestLimits } from './rate-limit.js';
 
@@ -32,29 +34,55 @@ export function authorize(principal: Caller, auth: RouteAuth): void {
   }
 }
 
+const COUNTED: Readonly<Record<string, DecisionOutcome>> = { invalid_token: 'invalid_token', unauthorized: 'invalid_token', insufficient_scope: 'insufficient_scope', rate_limited: 'rate_limited' };
+
+/**
+ * The decision a refusal stands for, with the credential type when one was recognised; nothing
+ * for what is no decision about the caller (a store that cannot be reached).
+ */
+function countRefusal(decisions: AuthDecisions, caller: Caller | undefined, error: unknown): void {
+  const outcome = error instanceof ProblemError ? COUNTED[error.code] : undefined;
+  if (outcome === undefined) return;
+  const refusedType = networkRefusal(error);
+  if (refusedType) decisions.decided(refusedType, 'network_refused');
+  else decisions.decided(caller?.type ?? 'none', outcome);
+}
+
 /**
  * Authenticates, rate-limits and authorizes the routes that declare `config.auth`, in onRequest:
  * before the body is read, so anonymous callers cannot make the server parse anything. The hook is
  * attached to those routes only. It is written with callbacks, not async: a caller the caches know
  * is authenticated at once, and every protected request would otherwise pay for the promises.
  */
-export function registerGuard(app: FastifyInstance, authenticator: Authenticator, limits: RequestLimits, clientAddress: (req: IncomingMessage) => string): void {
+export function registerGuard(
+  app: FastifyInstance,
+  authenticator: Authenticator,
+  limits: RequestLimits,
+  clientAddress: (req: IncomingMessage) => string,
+  decisions: AuthDecisions | null = null,
+): void {
   app.decorateRequest('principal', null);
   app.addHook('onRoute', (route) => {
     const auth = route.config?.auth;
     if (!auth) return;
+    // With metrics on, each guarded request counts one decision: the one the guard answered.
+    const refused = (caller: Caller | undefined, error: Error, done: (error?: Error) => void): void => {
+      if (decisions) countRefusal(decisions, caller, error);
+      done(error);
+    };
     const admit = (request: FastifyRequest, principal: Caller, done: (error?: Error) => void): void => {
       limits.countCredential(request, principal, auth.counter, (limited) => {
         if (limited) {
-          done(limited);
+          refused(principal, limited, done);
           return;
         }
         try {
           authorize(principal, auth);
         } catch (error) {
-          done(error as Error);
+          refused(principal, error as Error, done);
           return;
         }
+        decisions?.decided(principal.type, 'ok');
         if (auth.api !== undefined && auth.api !== 'any' && principal.type === 'api_token') authenticator.exercised(principal, auth.api);
         request.principal = principal;
         done();
@@ -62,7 +90,10 @@ export function registerGuard(app: FastifyInstance, authenticator: Authenticator
     };
     // Failed authentication counts against the client address, so token guessing is throttled.
     const refuse = (request: FastifyRequest, error: unknown, done: (error?: Error) => void): void => {
-      limits.byAddress(request).then(() => done(error as Error), done);
+      limits.byAddress(request).then(
+        () => refused(undefined, error as Error, done),
+        (limited: Error) => refused(undefined, limited, done),
+      );
     };
     const guard = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void => {
       let principal: Caller | Promise<Caller>;

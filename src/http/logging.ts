@@ -3,6 +3,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, 
 import type { Caller } from '../auth/principal.js';
 import { type DestinationStream, pino } from 'pino';
 import type { LogLevel } from '../config.js';
+import type { HttpMetrics } from '../metrics/http.js';
 import { REDACTED as CENSORED, redactSecretParams, redactSecrets, redactShapes, redactStart } from '../lib/redact.js';
 
 const REDACTED = () => CENSORED;
@@ -144,9 +145,12 @@ function callerLog(log: FastifyBaseLogger, caller: Caller): FastifyBaseLogger {
 /** Logs the access line of a request Fastify answered. */
 export type AccessLine = (log: FastifyBaseLogger, request: FastifyRequest, reply: FastifyReply) => void;
 
-/** The access line of Fastify's requests, with the client address as the rate limiter sees it. */
-export function accessLine(clientAddress: (req: IncomingMessage) => string): AccessLine {
-  return (log, request, reply) =>
+/**
+ * The access line of Fastify's requests, with the client address as the rate limiter sees it; with
+ * metrics on, the request is counted there too (the one place every answered request passes).
+ */
+export function accessLine(clientAddress: (req: IncomingMessage) => string, http: HttpMetrics | null = null): AccessLine {
+  const line: AccessLine = (log, request, reply) =>
     logRequest(log, {
       id: request.id,
       method: request.method,
@@ -156,6 +160,11 @@ export function accessLine(clientAddress: (req: IncomingMessage) => string): Acc
       remote: clientAddress(request.raw),
       principal: request.principal,
     });
+  if (!http) return line;
+  return (log, request, reply) => {
+    http.answered(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime);
+    line(log, request, reply);
+  };
 }
 
 /**

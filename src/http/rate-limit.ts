@@ -7,6 +7,7 @@ import { addressKey } from '../ratelimit/address.js';
 import { type Decision, emailKey, type RateLimiter } from '../ratelimit/limiter.js';
 import type { PolicyName } from '../ratelimit/policies.js';
 import { normalizeEmail } from '../account/user-service.js';
+import type { RejectionCount } from '../metrics/ratelimit.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -38,6 +39,7 @@ export class RequestLimits {
   constructor(
     private readonly limiter: RateLimiter,
     private readonly clientAddress: (req: IncomingMessage) => string,
+    private readonly rejections: RejectionCount | null = null,
   ) {}
 
   /** Counts one request (or `points`); @throws rate_limited (with Retry-After) when the policy is spent. */
@@ -59,7 +61,9 @@ export class RequestLimits {
     const same = decisions.findIndex((d) => d.policy === decision.policy);
     if (same === -1) decisions.push(decision);
     else decisions[same] = decision;
-    return decision.allowed ? undefined : rateLimited(decision);
+    if (decision.allowed) return undefined;
+    this.rejections?.(decision.policy);
+    return rateLimited(decision);
   }
 
   /** Counts one request of the client address (or `points`), under the general policy or a route's own. */

@@ -112,6 +112,13 @@ export class KeyRing {
     return this.live().map((k) => k.kid);
   }
 
+  /** How many keys still verify: the active ones (never retired) and the retired ones. */
+  counts(): { active: number; retired: number } {
+    const live = this.live();
+    const active = live.filter((k) => k.verifiesUntil === Infinity).length;
+    return { active, retired: live.length - active };
+  }
+
   private live(): VerificationKey[] {
     const now = this.clock.now();
     return [...this.verifiers.values()].filter((k) => now < k.verifiesUntil);

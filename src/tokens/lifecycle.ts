@@ -13,6 +13,7 @@ import { keysetPage, type Page, type PageRequest } from '../lib/pages.js';
 import type { RevokedToken, TokenRecord } from './store.js';
 import type { UsageRecorder } from './usage.js';
 import type { UpdateTokenBody } from './bodies.js';
+import { countedType, type TokenCounts } from '../metrics/tokens.js';
 
 /** The longest grace a rotation may give the old token: a week. */
 export const MAX_GRACE_SECONDS = 604_800;
@@ -34,6 +35,7 @@ export class TokenLifecycle {
     private readonly clock: Clock,
     private readonly policy: TokenPolicy,
     private readonly history: TokenHistory = DEFAULT_HISTORY,
+    private readonly counts: TokenCounts | null = null,
   ) {}
 
   /** Listed tokens that ended before this are no longer shown. */
@@ -130,18 +132,27 @@ export class TokenLifecycle {
       allowedCidrs: old.allowedCidrs,
     });
     const graceEnd = graceSeconds === 0 ? null : iso(now + graceSeconds * 1000);
-    const audit = (revoked: RevokedToken[]): AuditEvent[] => [
-      auditEvent(
-        { type: 'token.rotated', userId, subject: { type: 'token', id: old.id }, details: { ...tokenDetails(old), new_token_id: record.id, grace_seconds: graceSeconds } },
-        context,
-        now,
-      ),
-      // A token still in its grace from an earlier rotation ends now (a chain keeps two tokens alive at most).
-      ...revoked.map((t) =>
-        auditEvent({ type: 'token.revoked', userId, subject: { type: 'token', id: t.id }, details: { ...tokenDetails(t), reason: 'rotated_again' } }, context, now),
-      ),
-    ];
+    let endedAgain = 0;
+    const audit = (revoked: RevokedToken[]): AuditEvent[] => {
+      endedAgain = revoked.length;
+      return [
+        auditEvent(
+          { type: 'token.rotated', userId, subject: { type: 'token', id: old.id }, details: { ...tokenDetails(old), new_token_id: record.id, grace_seconds: graceSeconds } },
+          context,
+          now,
+        ),
+        // A token still in its grace from an earlier rotation ends now (a chain keeps two tokens alive at most).
+        ...revoked.map((t) =>
+          auditEvent({ type: 'token.revoked', userId, subject: { type: 'token', id: t.id }, details: { ...tokenDetails(t), reason: 'rotated_again' } }, context, now),
+        ),
+      ];
+    };
     if (!(await this.store.rotate(old, record, graceEnd, iso(now), audit))) return undefined;
+    const type = countedType(old.kind);
+    this.counts?.created(type, 'rotation');
+    // Without a grace the old token ends now too; with one, the sweep counts it when its grace ends.
+    const ended = endedAgain + (graceEnd === null ? 1 : 0);
+    for (let i = 0; i < ended; i++) this.counts?.revoked(type, 'rotation');
     return { value, token: { ...record, lastUsedAt: null, replacedBy: null }, replaces: old.id };
   }
 

@@ -15,6 +15,7 @@ import type { ListedToken, TokenState } from './list-store.js';
 import type { NewToken, RevokedToken, TokenRecord, TokenStore } from './store.js';
 import type { UsageRecorder } from './usage.js';
 import type { CreateApiTokenBody } from './bodies.js';
+import { countedType, type TokenCounts } from '../metrics/tokens.js';
 
 /** A token as this instance knows it: the store's record with this instance's unflushed last use. */
 export function withPendingUse<T extends TokenRecord>(token: T, usage: UsageRecorder): T {
@@ -84,6 +85,7 @@ export class TokenService {
     private readonly policy: TokenPolicy = NO_POLICY,
     private readonly caps: OwnershipCaps = DEFAULT_CAPS,
     private readonly history: TokenHistory = DEFAULT_HISTORY,
+    private readonly counts: TokenCounts | null = null,
   ) {}
 
   async createApiToken(userId: string, input: CreateApiTokenBody, context: RequestContext): Promise<{ value: string; token: TokenRecord }> {
@@ -110,6 +112,7 @@ export class TokenService {
     const details = { ...tokenDetails(record), scopes: record.scopes, expires_at: record.expiresAt };
     const event = auditEvent({ type: 'token.created', userId, subject: { type: 'token', id: record.id }, details }, context, now);
     if (!(await this.store.insert(record, event, this.caps.apiTokensPerUser))) throw capReached('apiTokensPerUser', this.caps.apiTokensPerUser);
+    this.counts?.created('api_token', 'api');
     return { value, token: { ...record, lastUsedAt: null, replacedBy: null } };
   }
 
@@ -128,9 +131,11 @@ export class TokenService {
   async revoke(userId: string, tokenId: string, context: RequestContext): Promise<void> {
     if (!isUuid(tokenId)) throw notFound();
     const now = this.clock.now();
+    let ended: RevokedToken | undefined;
     const audit = (revoked: RevokedToken) =>
-      auditEvent({ type: 'token.revoked', userId, subject: { type: 'token', id: tokenId }, details: tokenDetails(revoked) }, context, now);
+      auditEvent({ type: 'token.revoked', userId, subject: { type: 'token', id: (ended = revoked).id }, details: tokenDetails(revoked) }, context, now);
     if (!(await this.store.revoke(tokenId, userId, iso(now), audit))) throw notFound();
+    if (ended) this.counts?.revoked(countedType(ended.kind), 'user');
     await this.feed.committed('token', tokenId);
   }
 }

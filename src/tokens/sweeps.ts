@@ -7,6 +7,7 @@ import { idleCutoff, type TokenPolicy } from './policy.js';
 import { tokenDetails } from './service.js';
 import type { RevokedToken, TokenRecord } from './store.js';
 import type { UsageRecorder } from './usage.js';
+import { countedType, type RevokeReason, type TokenCounts } from '../metrics/tokens.js';
 
 /** After a round that revoked something: every instance hears of it now, not at its next poll. */
 async function announced(feed: ChangeFeed, revoked: number): Promise<number> {
@@ -14,11 +15,16 @@ async function announced(feed: ChangeFeed, revoked: number): Promise<number> {
   return revoked;
 }
 
-/** The audit event of a token the service itself ended, in its owner's log. */
+/**
+ * The audit event of a token the service itself ended, in its owner's log; the token is counted
+ * as its event is made, in the sweep's transaction (a sweep that fails is retried next round).
+ */
 const bySystem =
-  (type: 'token.expired' | 'token.idle_revoked', details: Details, now: number) =>
-  (token: RevokedToken): AuditEvent =>
-    auditEvent({ type, userId: token.userId, subject: { type: 'token', id: token.id }, details: { ...tokenDetails(token), ...details } }, SYSTEM_CONTEXT, now);
+  (type: 'token.expired' | 'token.idle_revoked', details: Details, now: number, counted: [TokenCounts | null, RevokeReason]) =>
+  (token: RevokedToken): AuditEvent => {
+    counted[0]?.revoked(countedType(token.kind), counted[1]);
+    return auditEvent({ type, userId: token.userId, subject: { type: 'token', id: token.id }, details: { ...tokenDetails(token), ...details } }, SYSTEM_CONTEXT, now);
+  };
 
 /**
  * Rotated tokens whose grace ended are marked revoked, with a `token.revoked` event for the
@@ -26,9 +32,9 @@ const bySystem =
  * whoever caches answers without checking `exp`. The owner's log gets `token.expired` (the token
  * stopped working when its grace expired), with `reason: rotation_grace_ended`.
  */
-export const endedGraces = (store: TokenLifecycleStore, feed: ChangeFeed): Sweep => ({
+export const endedGraces = (store: TokenLifecycleStore, feed: ChangeFeed, counts: TokenCounts | null = null): Sweep => ({
   name: 'rotation graces',
-  run: async (now) => announced(feed, await store.revokeEndedGraces(iso(now), bySystem('token.expired', { reason: 'rotation_grace_ended' }, now))),
+  run: async (now) => announced(feed, await store.revokeEndedGraces(iso(now), bySystem('token.expired', { reason: 'rotation_grace_ended' }, now, [counts, 'rotation']))),
 });
 
 /**
@@ -36,9 +42,9 @@ export const endedGraces = (store: TokenLifecycleStore, feed: ChangeFeed): Sweep
  * them) are marked revoked in the same way, with `token.expired` and `reason: lifetime_ended` in
  * their owner's log and so to their webhooks: the owner learns that something stopped working.
  */
-export const endedLifetimes = (store: TokenLifecycleStore, feed: ChangeFeed): Sweep => ({
+export const endedLifetimes = (store: TokenLifecycleStore, feed: ChangeFeed, counts: TokenCounts | null = null): Sweep => ({
   name: 'expired tokens',
-  run: async (now) => announced(feed, await store.revokeEndedLifetimes(iso(now), bySystem('token.expired', { reason: 'lifetime_ended' }, now))),
+  run: async (now) => announced(feed, await store.revokeEndedLifetimes(iso(now), bySystem('token.expired', { reason: 'lifetime_ended' }, now, [counts, 'expired']))),
 });
 
 /**
@@ -46,13 +52,13 @@ export const endedLifetimes = (store: TokenLifecycleStore, feed: ChangeFeed): Sw
  * instance's unflushed uses are written first, so a token it just saw in use is not taken for idle.
  * Each gets `token.idle_revoked` in its owner's log, with the policy's `idle_days`.
  */
-export const idleTokens = (store: TokenLifecycleStore, usage: UsageRecorder, feed: ChangeFeed, policy: TokenPolicy): Sweep => ({
+export const idleTokens = (store: TokenLifecycleStore, usage: UsageRecorder, feed: ChangeFeed, policy: TokenPolicy, counts: TokenCounts | null = null): Sweep => ({
   name: 'idle tokens',
   run: async (now) => {
     const cutoff = idleCutoff(now, policy);
     if (cutoff === null) return 0;
     await usage.flush();
-    const audit = bySystem('token.idle_revoked', { idle_days: policy.idleRevokeDays }, now);
+    const audit = bySystem('token.idle_revoked', { idle_days: policy.idleRevokeDays }, now, [counts, 'idle']);
     return announced(feed, await store.revokeIdle(iso(cutoff), iso(now), audit));
   },
 });

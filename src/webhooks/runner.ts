@@ -10,6 +10,7 @@ import { createSender } from './sender.js';
 import { WebhookService } from './service.js';
 import { WebhookStore } from './store.js';
 import { DeliveryWorker } from './worker.js';
+import type { DeliveryCount } from '../metrics/queues.js';
 
 /** How often each server process dispatches new events and looks for due deliveries. */
 export const DELIVERY_INTERVAL_MS = 1000;
@@ -60,10 +61,11 @@ export function createWebhooks(
   config: Config['webhooks'] & { readonly maxEndpointsPerUser: number },
   onError: (error: unknown, context: string) => void,
   sealer: Sealer,
+  deliveries: DeliveryCount | null = null,
 ) {
   const queue = new WebhookQueue(db, sealer);
   const { allowPrivate, timeoutMs, connectTimeoutMs, maxEndpointsPerUser } = config;
-  const worker = new DeliveryWorker(queue, createSender({ allowPrivate, timeoutMs, connectTimeoutMs }), clock, { timeoutMs, onError });
+  const worker = new DeliveryWorker(queue, createSender({ allowPrivate, timeoutMs, connectTimeoutMs }), clock, { timeoutMs, onError, deliveries });
   const store = new WebhookStore(db, sealer);
   return {
     store,

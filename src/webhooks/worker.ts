@@ -6,6 +6,7 @@ import { PER_OWNER, RESERVED_FOR_OPERATOR } from './fairness.js';
 import type { AttemptOutcome, ClaimedDelivery, WebhookQueue } from './queue.js';
 import type { Send, SendResult } from './sender.js';
 import { webhookHeaders } from './signature.js';
+import type { DeliveryCount, DeliveryOutcome } from '../metrics/queues.js';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -52,12 +53,17 @@ export function outcomeOf(delivery: ClaimedDelivery, result: SendResult, attempt
   };
 }
 
+/** A recorded attempt as `rz_webhook_deliveries_total` counts it: a failure is retried, a delivery given up is not. */
+const COUNTED: Readonly<Record<AttemptOutcome['status'], DeliveryOutcome>> = { succeeded: 'success', pending: 'failure', failed: 'gave_up' };
+
 export interface WorkerOptions {
   /** WEBHOOK_TIMEOUT_SECONDS in ms: a lease lasts twice this and a second, so only a dead worker's lapses. */
   readonly timeoutMs: number;
   readonly onError: (error: unknown, context: string) => void;
   readonly concurrency?: number;
   readonly random?: () => number;
+  /** Counts each recorded attempt (`rz_webhook_deliveries_total`); absent when metrics are off. */
+  readonly deliveries?: DeliveryCount | null;
 }
 
 /**
@@ -122,7 +128,10 @@ export class DeliveryWorker {
       const headers = { ...webhookHeaders(delivery.secret, delivery.id, delivery.payload, at) };
       const result = await this.send(delivery.url, headers, delivery.payload, signal);
       if (signal.aborted) await this.queue.release(delivery.id, delivery.leaseToken);
-      else await this.queue.recordAttempt(delivery.id, delivery.leaseToken, outcomeOf(delivery, result, at, this.clock.now(), this.options.random), (change) => this.breakerEvent(change));
+      else {
+        const outcome = outcomeOf(delivery, result, at, this.clock.now(), this.options.random);
+        if (await this.queue.recordAttempt(delivery.id, delivery.leaseToken, outcome, (change) => this.breakerEvent(change))) this.options.deliveries?.(COUNTED[outcome.status]);
+      }
     } catch (error) {
       // The lease lapses and another round sends the delivery again.
       this.options.onError(error, 'webhook delivery');

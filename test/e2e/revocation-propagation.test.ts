@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiToken, json, signup, type TestUser } from '../helpers/api.js';
-import { metricsEnv, samples } from '../helpers/metrics.js';
+import { metricsEnv, sampleCount } from '../helpers/metrics.js';
 import { createService } from '../helpers/platform.js';
 import { type RealServer, startRealServer } from '../helpers/real-server.js';
 import { scaleOutEnv } from '../helpers/scale-out.js';
@@ -60,14 +60,14 @@ describe.skipIf(!infra)('revocation propagation, measured on two instances and i
       expect((await request(example.url, 'GET', '/whoami', { token: token.token })).status).toBe(200);
       tokens.push(token);
     }
-    expect(await samples(a.services.metrics, PROPAGATION)).toBe(0);
+    expect(await sampleCount(a.services.metrics, PROPAGATION)).toBe(0);
     expect(seriesIn(await exampleMetrics(), `${VERIFY_PROPAGATION}_count`)).toBe(0);
 
     for (const [i, token] of tokens.entries()) {
       const on = i % 2 === 0 ? a : b;
       expect((await json(on, 'DELETE', `/api/tokens/${token.id}`, undefined, user.jwt)).statusCode).toBe(204);
     }
-    const counts = async () => [await samples(a.services.metrics, PROPAGATION), await samples(b.services.metrics, PROPAGATION), seriesIn(await exampleMetrics(), `${VERIFY_PROPAGATION}_count`)];
+    const counts = async () => [await sampleCount(a.services.metrics, PROPAGATION), await sampleCount(b.services.metrics, PROPAGATION), seriesIn(await exampleMetrics(), `${VERIFY_PROPAGATION}_count`)];
     const deadline = Date.now() + 5000;
     while ((await counts()).some((n) => n < REVOCATIONS) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     // And no more than one each: a sample per revocation, not per read of the log or per stream.

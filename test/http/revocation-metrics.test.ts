@@ -3,7 +3,7 @@ import { ChangeStore } from '../../src/changes/store.js';
 import { createApiToken, json, registerApp, signup, type TestUser } from '../helpers/api.js';
 import { type TestApp, startTestApp } from '../helpers/app.js';
 import { type EventReader, openEvents } from '../helpers/event-stream.js';
-import { metricsEnv, samples, valueOf } from '../helpers/metrics.js';
+import { metricsEnv, sampleCount, valueOf } from '../helpers/metrics.js';
 import { createService } from '../helpers/platform.js';
 import { type RealServer, startRealServer } from '../helpers/real-server.js';
 
@@ -31,24 +31,24 @@ describe('revocation propagation on one instance, metrics on', () => {
   const metrics = () => server.services.metrics;
 
   it('one sample per revocation, on the instance that made it; none for a change that revokes nothing', async () => {
-    const before = await samples(metrics(), PROPAGATION);
+    const before = await sampleCount(metrics(), PROPAGATION);
     const tokens = [await createApiToken(server, user.jwt), await createApiToken(server, user.jwt)];
     const narrowed = await createApiToken(server, user.jwt, { scopes: ['apps:read', 'tokens:read'] });
     expect((await json(server, 'PATCH', `/api/tokens/${narrowed.id}`, { scopes: ['apps:read'] }, user.jwt)).statusCode).toBe(200);
-    expect(await samples(metrics(), PROPAGATION)).toBe(before);
+    expect(await sampleCount(metrics(), PROPAGATION)).toBe(before);
     for (const token of tokens) expect((await json(server, 'DELETE', `/api/tokens/${token.id}`, undefined, user.jwt)).statusCode).toBe(204);
     // Applied before the 204: the instance that revokes refuses the token from its answer on.
-    expect(await samples(metrics(), PROPAGATION)).toBe(before + 2);
+    expect(await sampleCount(metrics(), PROPAGATION)).toBe(before + 2);
     const app = await registerApp(server, user.jwt);
     expect((await json(server, 'DELETE', `/api/apps/${app.id}`, undefined, user.jwt)).statusCode).toBe(204);
-    expect(await samples(metrics(), PROPAGATION)).toBe(before + 3);
+    expect(await sampleCount(metrics(), PROPAGATION)).toBe(before + 3);
   });
 
   it('every event carries its commit time in a field of its own; data keeps its shape; one lag sample per change, however many streams', async () => {
     const streams = [await openEvents(server.url, service.token), await openEvents(server.url, service.token)];
     readers.push(...streams);
     for (const reader of streams) await reader.next();
-    const lagBefore = await samples(metrics(), LAG);
+    const lagBefore = await sampleCount(metrics(), LAG);
     const token = await createApiToken(server, user.jwt);
     const before = Date.now();
     expect((await json(server, 'DELETE', `/api/tokens/${token.id}`, undefined, user.jwt)).statusCode).toBe(204);
@@ -62,7 +62,7 @@ describe('revocation propagation on one instance, metrics on', () => {
       // Before `data`: a parser hands the event over at the blank line, with everything before it.
       expect(reader.text()).toContain(`event: token.revoked\ncommitted_at: ${event.committed_at}\ndata: `);
     }
-    expect(await samples(metrics(), LAG)).toBe(lagBefore + 1);
+    expect(await sampleCount(metrics(), LAG)).toBe(lagBefore + 1);
   });
 
   it('a resumed stream replays the commit times too', async () => {

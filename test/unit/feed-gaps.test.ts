@@ -12,7 +12,7 @@ import { type Database, openDatabase } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { PropagationMetrics } from '../../src/metrics/propagation.js';
 import { tempDir } from '../helpers/app.js';
-import { samples, valueOf } from '../helpers/metrics.js';
+import { sampleCount, valueOf } from '../helpers/metrics.js';
 import { REDIS_URL, redisAvailable, uniquePrefix } from '../helpers/services.js';
 
 /** rz_change_feed_gaps_total counts each place the feed starts every cache over, once per occurrence. */
@@ -67,7 +67,7 @@ describe('the change feed on SQLite', () => {
     await revokeSession(theirs);
     await feed.poll();
     await feed.poll();
-    expect(await samples(registry, 'rz_revocation_propagation_seconds')).toBe(1);
+    expect(await sampleCount(registry, 'rz_revocation_propagation_seconds')).toBe(1);
     expect(await gaps()).toEqual({ lost_publish: 0, redis_reset: 0, resync: 0 });
   });
 
@@ -93,10 +93,10 @@ describe('the change feed on SQLite', () => {
     await feed.poll();
     await feed.poll();
     expect(await gaps()).toEqual({ lost_publish: 0, redis_reset: 0, resync: 1 });
-    expect(await samples(registry, 'rz_revocation_propagation_seconds')).toBe(0);
+    expect(await sampleCount(registry, 'rz_revocation_propagation_seconds')).toBe(0);
     failing();
     await feed.poll();
-    expect(await samples(registry, 'rz_revocation_propagation_seconds')).toBe(1);
+    expect(await sampleCount(registry, 'rz_revocation_propagation_seconds')).toBe(1);
   });
 });
 
@@ -132,6 +132,6 @@ describe.skipIf(!redisUp)('the change feed on Redis', () => {
     await feed.committed('session', 'x');
     expect(await gaps()).toEqual({ lost_publish: 1, redis_reset: 0, resync: 0 });
     // Applied here all the same.
-    expect(await samples(registry, 'rz_revocation_propagation_seconds')).toBe(1);
+    expect(await sampleCount(registry, 'rz_revocation_propagation_seconds')).toBe(1);
   });
 });

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { Registry, register } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { generateToken } from '../../../src/lib/token-format.js';
-import { samples, valueOf } from '../../../test/helpers/metrics.js';
+import { sampleCount, valueOf } from '../../../test/helpers/metrics.js';
 import { request } from '../../../test/helpers/server-process.js';
 import { createVerifier } from '../src/index.js';
 import { closeAll, json, openStream, outcome, SERVICE, served, verifierOf as fakeVerifierOf } from './fake-upstream.js';
@@ -40,17 +40,17 @@ describe('against a real rz-auth', () => {
     await verifier.verify(`Bearer ${token.token}`);
     await verifier.verify(`Bearer ${token.token}`);
     expect([await requests(registry, 'ok'), await valueOf(registry, 'rz_verify_cache_hits_total')]).toEqual([2, 1]);
-    expect(await samples(registry, 'rz_verify_introspection_duration_seconds')).toBe(1);
+    expect(await sampleCount(registry, 'rz_verify_introspection_duration_seconds')).toBe(1);
     expect(await outcome(verifier.verify(undefined))).toBe('unauthorized');
     expect(await outcome(verifier.verify(['Bearer a', 'Bearer b']))).toBe('invalid_request');
     expect(await outcome(verifier.verify(`Bearer ${generateToken('api')}`))).toBe('invalid_token');
     expect([await requests(registry, 'unauthorized'), await requests(registry, 'invalid_request'), await requests(registry, 'invalid_token')]).toEqual([1, 1, 1]);
 
-    expect(await samples(registry, PROPAGATION)).toBe(0);
+    expect(await sampleCount(registry, PROPAGATION)).toBe(0);
     const before = Date.now();
     expect((await request(rz.url, 'DELETE', `/api/tokens/${token.id}`, { token: account.jwt })).status).toBe(204);
     expect((await refusedSoon(verifier, token.token)).code).toBe('invalid_token');
-    expect(await samples(registry, PROPAGATION)).toBe(1);
+    expect(await sampleCount(registry, PROPAGATION)).toBe(1);
     // From rz-auth's commit, before its answer, to this process dropping the token: within the test's own span.
     const sum = (await registry.getSingleMetricAsString(PROPAGATION)).match(/_sum (\S+)/)?.[1];
     expect(Number(sum)).toBeLessThanOrEqual((Date.now() - before) / 1000);
@@ -59,7 +59,7 @@ describe('against a real rz-auth', () => {
     await verifier.verify(`Bearer ${narrowed.token}`);
     expect((await request(rz.url, 'PATCH', `/api/tokens/${narrowed.id}`, { token: account.jwt, body: { scopes: ['tokens:read'] } })).status).toBe(200);
     await until(() => verifier.cacheSize === 1, 'the narrowed token is dropped');
-    expect(await samples(registry, PROPAGATION)).toBe(1);
+    expect(await sampleCount(registry, PROPAGATION)).toBe(1);
   });
 
   it('two verifiers given one registry share its series', async () => {
@@ -103,7 +103,7 @@ describe('the commit time of an event', () => {
     await verifier.verify(`Bearer ${token}`);
     write(`id: 1\nevent: token.revoked\ncommitted_at: ${Date.now() - 40}\ndata: {"token_id":"t1","token_type":"api_token","user_id":"u1"}\n\n`);
     expect((await refusedSoon(verifier, token)).code).toBe('invalid_token');
-    expect(await samples(registry, PROPAGATION)).toBe(1);
+    expect(await sampleCount(registry, PROPAGATION)).toBe(1);
     const sumOf = async () => Number((await registry.getSingleMetricAsString(PROPAGATION)).match(/_sum (\S+)/)?.[1]);
     const first = await sumOf();
     expect(first).toBeGreaterThanOrEqual(0.04);
@@ -115,8 +115,8 @@ describe('the commit time of an event', () => {
     write(`id: 5\nevent: user.deleted\ncommitted_at: ${Date.now() + 60_000}\ndata: {"user_id":"u9"}\n\n`);
     write(`id: 6\nevent: app.deleted\ncommitted_at: ${Date.now()}\ndata: {"app_id":"a9","user_id":"u9"}\n\n`);
     const deadline = Date.now() + 5000;
-    while ((await samples(registry, PROPAGATION)) < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
-    expect(await samples(registry, PROPAGATION)).toBe(3);
+    while ((await sampleCount(registry, PROPAGATION)) < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(await sampleCount(registry, PROPAGATION)).toBe(3);
     expect((await sumOf()) - first).toBeGreaterThanOrEqual(0);
     expect((await sumOf()) - first).toBeLessThan(1);
   });

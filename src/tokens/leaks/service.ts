@@ -6,6 +6,7 @@ import { type OpaqueKind, tokenDigest, tokenKind } from '../../lib/token-format.
 import { tokenDetails } from '../service.js';
 import type { TokenLookup, TokenStore } from '../store.js';
 import type { GitHubKeys, GitHubSignature } from './github-keys.js';
+import { countedType, type TokenCounts } from '../../metrics/tokens.js';
 
 /** How a report arrived: a list of strings, or GitHub secret scanning's array of matches. */
 export type ReportFormat = 'list' | 'github';
@@ -36,6 +37,7 @@ export class LeakResponse {
       readonly feed: ChangeFeed;
       readonly clock: Clock;
       readonly github: GitHubKeys;
+      readonly counts?: TokenCounts | null;
     },
   ) {}
 
@@ -60,7 +62,9 @@ export class LeakResponse {
     if (found.revoked || (found.token.expiresAt !== null && Date.parse(found.token.expiresAt) <= now)) return;
     const { id, userId } = found.token;
     const audit = () => auditEvent({ type: 'token.leaked', userId, subject: { type: 'token', id }, details: { ...tokenDetails(found.token), ...report } }, context, now);
-    if (await this.deps.tokens.revoke(id, userId, iso(now), audit)) await this.deps.feed.committed('token', id);
+    if (!(await this.deps.tokens.revoke(id, userId, iso(now), audit))) return;
+    this.deps.counts?.revoked(countedType(found.token.kind), 'leak');
+    await this.deps.feed.committed('token', id);
   }
 
   private async revokeService(found: ServiceCredential, report: Details, context: RequestContext): Promise<void> {
@@ -68,6 +72,8 @@ export class LeakResponse {
     const now = this.deps.clock.now();
     const details = { token_type: 'service_credential', hint: found.hint, ...report };
     const event = auditEvent({ type: 'token.leaked', userId: null, subject: { type: 'service_credential', id: found.id }, details }, context, now);
-    if (await this.deps.services.revoke(found.id, iso(now), event)) await this.deps.feed.committed('service', found.id);
+    if (!(await this.deps.services.revoke(found.id, iso(now), event))) return;
+    this.deps.counts?.revoked('service', 'leak');
+    await this.deps.feed.committed('service', found.id);
   }
 }
