@@ -47,6 +47,7 @@ import { UserService } from './account/user-service.js';
 import { UserStore } from './account/user-store.js';
 import { createWebhooks, type WebhookDelivery } from './webhooks/runner.js';
 import type { WebhookService } from './webhooks/service.js';
+import { NO_TRACING, type Tracing } from './tracing/tracing.js';
 
 /**
  * Everything the HTTP layer and the CLI call, built once per process from the configuration by
@@ -96,6 +97,7 @@ export interface Services {
   readonly redis: Redis | null;
   /** Prometheus series, when METRICS_ADDR is set (docs/operations.md). */
   readonly metrics: Metrics | null;
+  readonly tracing: Tracing; // spans of requests, password checks, webhooks (docs/tracing.md)
   /** Flushes pending writes and closes connections. */
   close(): Promise<void>;
 }
@@ -109,6 +111,7 @@ export interface ServiceOptions {
    * change it committed could not be announced to the running instances.
    */
   readonly requireFeed?: boolean;
+  readonly tracing?: Tracing; // started before the services (src/tracing/load.ts); off when absent
 }
 
 /** Opens the store, runs migrations, loads keys and wires the services together. */
@@ -124,7 +127,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     // Start with shared counters if Redis comes up in time; otherwise run degraded (see RateLimiter).
     if (redis && !(await redisReady(redis, 5000))) onError(new Error(`Redis at REDIS_URL is not reachable yet`), 'redis');
     else if (redis) await checkDatabase(redis);
-    return await wire(config, { database, redis, clock, onError, requireFeed: options.requireFeed ?? false });
+    return await wire(config, { database, redis, clock, onError, requireFeed: options.requireFeed ?? false, tracing: options.tracing ?? NO_TRACING });
   } catch (error) {
     redis?.disconnect();
     await database.close();
@@ -138,15 +141,14 @@ function changeSource(database: Database, store: ChangeStore, redis: Redis | nul
   return database.dataVersion ? sqliteSource(database.dataVersion) : postgresSource(store);
 }
 
-interface Infrastructure {
+interface Infrastructure extends Required<Pick<ServiceOptions, 'requireFeed' | 'tracing'>> {
   readonly database: Database;
   readonly redis: Redis | null;
   readonly clock: Clock;
   readonly onError: NonNullable<ServiceOptions['onError']>;
-  readonly requireFeed: boolean;
 }
 
-async function wire(config: Config, { database, redis, clock, onError, requireFeed }: Infrastructure): Promise<Services> {
+async function wire(config: Config, { database, redis, clock, onError, requireFeed, tracing }: Infrastructure): Promise<Services> {
   const { db } = database;
   const metrics = config.metrics ? createMetrics() : null;
   const sealer = new Sealer(config.keyEncryption);
@@ -170,7 +172,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   const userTokens = new UserTokens(keys, config.jwt);
 
   const { passwords } = config;
-  const hasher = await PasswordHasher.create(passwords.argon2, passwords.hashConcurrency, passwords.hashQueueLimit);
+  const hasher = await PasswordHasher.create(passwords.argon2, passwords.hashConcurrency, passwords.hashQueueLimit, tracing);
   const usage = new UsageRecorder(tokenStore, config.usageFlushMs, (error) => onError(error, 'last-used flush'));
   const sessionUsage = new LastUseRecorder((uses) => sessionStore.recordUsage(uses), config.usageFlushMs, (error) => onError(error, 'session last-used flush'));
   const refusals = new RefusalRecorder((events) => audit.record(events), (error) => onError(error, 'token refusals'));
@@ -189,7 +191,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   });
   const events = new EventHub(feed, changeStore, config.events);
   const lifecycleStore = new TokenLifecycleStore(db);
-  const webhooks = createWebhooks(db, clock, { ...config.webhooks, maxEndpointsPerUser: config.caps.webhooksPerUser }, onError, sealer);
+  const webhooks = createWebhooks(db, clock, { ...config.webhooks, maxEndpointsPerUser: config.caps.webhooksPerUser }, onError, sealer, tracing);
   // Ended tokens stay listed as long as the audit log keeps the event that ended them.
   const history = { endedVisibleMs: config.auditRetentionMs };
   const maintenance = new Maintenance(
@@ -237,6 +239,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     rateLimiter: new RateLimiter(config.rateLimits, redis, config.redisPrefix),
     redis,
     metrics,
+    tracing,
     async close() {
       events.stop();
       await background.stop();

@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import { createLogDestination, flushLog } from './http/logging.js';
 import { holdTickShape } from './lib/tick-shape.js';
 import { createServices, type Services } from './composition-root.js';
+import { NO_TRACING, type Tracing } from './tracing/tracing.js';
 
 export interface RunningServer {
   readonly app: FastifyInstance;
@@ -14,13 +15,14 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Starts rz-auth: services, HTTP app, listen. */
-export async function startServer(config: Config): Promise<RunningServer> {
+/** Starts rz-auth: services, HTTP app, listen; `tracing` is started before (src/tracing/load.ts). */
+export async function startServer(config: Config, tracing: Tracing = NO_TRACING): Promise<RunningServer> {
   holdTickShape();
   let app: FastifyInstance | undefined;
   // What fails before the log exists (Redis not reachable at start-up) is logged once it does.
   const early: Array<[unknown, string]> = [];
   const services = await createServices(config, {
+    tracing,
     onError: (error, context) => (app ? app.log.error({ err: error }, context) : early.length < 10 && early.push([error, context])),
   });
   const logStream = createLogDestination();
@@ -38,6 +40,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
         await running.close();
         await services.close();
         await flushLog(logStream);
+        await tracing.shutdown();
       },
     };
   } catch (error) {

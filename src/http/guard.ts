@@ -3,7 +3,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RouteAuth } from '../api/route.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { Caller } from '../auth/principal.js';
-import { insufficientScope, SERVICE_SCOPE } from '../errors.js';
+import { insufficientScope, ProblemError, SERVICE_SCOPE } from '../errors.js';
+import { ATTR, type Tracing } from '../tracing/tracing.js';
 import { readBearerToken } from './bearer.js';
 import type { RequestLimits } from './rate-limit.js';
 
@@ -32,30 +33,42 @@ export function authorize(principal: Caller, auth: RouteAuth): void {
   }
 }
 
+/** What the guard decided, on the request's span: the credential's type (never the credential) and the outcome. */
+function traceDecision(tracing: Tracing, request: FastifyRequest, principal: Caller | null, error: unknown): void {
+  const outcome = error === null ? 'ok' : error instanceof ProblemError ? error.code : 'error';
+  tracing.annotateRequest(request.raw, { [ATTR.tokenType]: principal?.type ?? 'none', [ATTR.outcome]: outcome });
+}
+
 /**
  * Authenticates, rate-limits and authorizes the routes that declare `config.auth`, in onRequest:
  * before the body is read, so anonymous callers cannot make the server parse anything. The hook is
  * attached to those routes only.
  */
-export function registerGuard(app: FastifyInstance, authenticator: Authenticator, limits: RequestLimits, clientAddress: (req: IncomingMessage) => string): void {
+export function registerGuard(app: FastifyInstance, authenticator: Authenticator, limits: RequestLimits, clientAddress: (req: IncomingMessage) => string, tracing: Tracing): void {
   app.decorateRequest('principal', null);
   app.addHook('onRoute', (route) => {
     const auth = route.config?.auth;
     if (!auth) return;
     const guard = async (request: FastifyRequest): Promise<void> => {
-      let principal: Caller;
+      let principal: Caller | null = null;
       try {
-        // The address the rate limiter counts: a token's allow-list is checked against it.
-        principal = await authenticator.authenticate(readBearerToken(request.raw), clientAddress(request.raw));
+        try {
+          // The address the rate limiter counts: a token's allow-list is checked against it.
+          principal = await authenticator.authenticate(readBearerToken(request.raw), clientAddress(request.raw));
+        } catch (error) {
+          // Failed authentication counts against the client address, so token guessing is throttled.
+          await limits.byAddress(request);
+          throw error;
+        }
+        await limits.byCredential(request, principal, auth.counter);
+        authorize(principal, auth);
       } catch (error) {
-        // Failed authentication counts against the client address, so token guessing is throttled.
-        await limits.byAddress(request);
+        if (tracing.enabled) traceDecision(tracing, request, principal, error);
         throw error;
       }
-      await limits.byCredential(request, principal, auth.counter);
-      authorize(principal, auth);
       if (auth.api !== undefined && auth.api !== 'any' && principal.type === 'api_token') authenticator.exercised(principal, auth.api);
       request.principal = principal;
+      if (tracing.enabled) traceDecision(tracing, request, principal, null);
     };
     route.onRequest = [...[route.onRequest ?? []].flat(), guard];
   });
