@@ -1,7 +1,7 @@
 // Loaded only when tracing is configured (src/tracing/config.ts), before the server: the bundle
 // imports it as a file of its own (dist/tracing.js), so with tracing off no OpenTelemetry module is
 // ever loaded. Nothing else in src/ imports OpenTelemetry; the service calls it through Tracing.
-import { IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { createRequire, register } from 'node:module';
 import { dirname, join } from 'node:path';
 import { context, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
@@ -47,16 +47,21 @@ export function startTracing(config: TracingConfig, options: TracingOptions = {}
   register('@opentelemetry/instrumentation/hook.mjs', import.meta.url);
   const serverSpans = new WeakMap<IncomingMessage, Span>();
   const serverSpan = (request: IncomingMessage): Span | undefined => serverSpans.get(request) ?? trace.getActiveSpan();
+  // The server span of each request is Fastify's (@fastify/otel), which knows the route: the HTTP
+  // instrumentation's span of the same request cost more than the rest of tracing together.
   const fastify = new FastifyOtelInstrumentation({
     // An error's message can quote what a client sent; the status code says enough.
     recordExceptions: false,
-    // One span per request under the server span, not one per hook and handler.
+    // One span per request, not one per hook and handler.
     instrumentHooks: false,
     instrumentHandler: false,
-    requestHook: (_span, request: FastifyRequest) => {
-      const span = serverSpan(request.raw);
-      if (!span?.isRecording()) return;
+    requestHook: (span, request: FastifyRequest) => {
+      if (!span.isRecording()) return;
+      serverSpans.set(request.raw, span);
       const route = request.routeOptions.url;
+      // A path no route matches is named by its method alone: the path is the client's text.
+      span.updateName(route === undefined ? request.method : `${request.method} ${route}`);
+      span.setAttributes({ 'url.scheme': request.protocol, 'network.protocol.version': request.raw.httpVersion });
       const id = (request.params as Record<string, unknown> | undefined)?.id;
       if (route !== undefined && TOKEN_ROUTE.test(route) && typeof id === 'string' && isUuid(id)) span.setAttribute(ATTR.tokenId, id);
       // The address TRUST_PROXY admits, not the first X-Forwarded-For entry anyone can send.
@@ -65,11 +70,9 @@ export function startTracing(config: TracingConfig, options: TracingOptions = {}
   });
   const instrumentations = [
     new HttpInstrumentation({
+      disableIncomingRequestInstrumentation: true,
       // No header is captured, whatever the environment says: Authorization and Cookie never reach a span.
       headersToSpanAttributes: { server: { requestHeaders: [], responseHeaders: [] }, client: { requestHeaders: [], responseHeaders: [] } },
-      requestHook: (span, request) => {
-        if (request instanceof IncomingMessage) serverSpans.set(request, span);
-      },
       // Webhook deliveries have spans of their own (src/webhooks/worker.ts): a receiver's URL can
       // hold a secret, and a third party gets no trace context of ours.
       ignoreOutgoingRequestHook: (request) => !Array.isArray(request.headers) && (request.headers as Record<string, unknown> | undefined)?.['webhook-id'] !== undefined,
