@@ -7,6 +7,7 @@ import type { Tracing } from '../tracing/tracing.js';
 import { REDACTED as CENSORED, redactSecretParams, redactSecrets, redactShapes, redactStart } from '../lib/redact.js';
 
 const REDACTED = () => CENSORED;
+const NO_FIELDS = Object.freeze({});
 
 /**
  * The most of a URL a log line holds, enough for any real request. Redacting is linear but not
@@ -32,13 +33,14 @@ const BATCH_BYTES = 32 * 1024;
  * `authorization`, `cookie`, `password` or `token` field is censored, and every line passes
  * through {@link redactShapes} on its way out, so a token shape never reaches the log whatever
  * field it hides in (text a client sent, like the URL, is also percent-decoded for that check).
- * With tracing on, a line written while a span is active carries its `trace_id` and `span_id`.
+ * With tracing on, a line written while a span of a sampled trace is active carries its `trace_id`
+ * and `span_id`.
  */
 export function loggerOptions(level: LogLevel, stream: DestinationStream, tracing?: Tracing): FastifyServerOptions['logger'] {
   return {
     level,
     stream,
-    ...(tracing?.enabled ? { mixin: () => tracing.logFields() ?? {} } : {}),
+    ...(tracing?.enabled ? { mixin: () => tracing.logFields() ?? NO_FIELDS } : {}),
     serializers: {
       req: (req: { method: string; url: string }) => ({ method: req.method, url: loggedUrl(req.url) }),
       err: (err: Error) => ({ type: err.name, message: redactSecrets(err.message), stack: redactSecrets(err.stack ?? '') }),

@@ -130,8 +130,9 @@ function createTracing(fastify: FastifyOtelInstrumentation, serverSpan: (request
       return span && span.traceFlags & TraceFlags.SAMPLED ? { traceId: span.traceId, spanId: span.spanId, traceFlags: span.traceFlags } : null;
     },
     logFields() {
+      // Only a sampled trace's: the ids of one that is not exported lead nowhere, and most lines are not in one.
       const span = trace.getActiveSpan()?.spanContext();
-      return span && trace.isSpanContextValid(span) ? { trace_id: span.traceId, span_id: span.spanId } : undefined;
+      return span && span.traceFlags & TraceFlags.SAMPLED ? { trace_id: span.traceId, span_id: span.spanId } : undefined;
     },
     shutdown,
   };

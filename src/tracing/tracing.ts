@@ -19,7 +19,7 @@ export interface Tracing {
   annotateRequest(request: IncomingMessage, attributes: TraceAttributes): void;
   /** The active span, to be linked from a later one; null when there is none or it is not sampled. */
   activeLink(): TraceLink | null;
-  /** The ids a log line carries while a span is active. */
+  /** The ids a log line carries while a span of a sampled trace is active. */
   logFields(): { trace_id: string; span_id: string } | undefined;
   /** Exports what is left; the server calls it last on shutdown. */
   shutdown(): Promise<void>;
