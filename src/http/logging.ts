@@ -7,7 +7,6 @@ import type { Tracing } from '../tracing/tracing.js';
 import { REDACTED as CENSORED, redactSecretParams, redactSecrets, redactShapes, redactStart } from '../lib/redact.js';
 
 const REDACTED = () => CENSORED;
-const NO_FIELDS = Object.freeze({});
 
 /**
  * The most of a URL a log line holds, enough for any real request. Redacting is linear but not
@@ -40,7 +39,8 @@ export function loggerOptions(level: LogLevel, stream: DestinationStream, tracin
   return {
     level,
     stream,
-    ...(tracing?.enabled ? { mixin: () => tracing.logFields() ?? NO_FIELDS } : {}),
+    // A new object each time: pino merges the line's own fields into what the mixin returns.
+    ...(tracing?.enabled ? { mixin: () => tracing.logFields() ?? {} } : {}),
     serializers: {
       req: (req: { method: string; url: string }) => ({ method: req.method, url: loggedUrl(req.url) }),
       err: (err: Error) => ({ type: err.name, message: redactSecrets(err.message), stack: redactSecrets(err.stack ?? '') }),

@@ -181,13 +181,17 @@ describe(`traces (${onServices ? 'PostgreSQL + Redis' : 'SQLite'})`, () => {
     const options = loggerOptions('info', stream, tracing);
     const log = pino(options as object, stream);
     const ids = await tracing.inSpan('test.work', {}, async () => {
-      log.info('inside');
+      log.info({ request_id: 'a' }, 'inside');
       return tracing.activeLink();
     });
-    log.info('outside');
-    const [inside, outside] = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    // Lines with fields of their own, outside any span, twice: pino merges them into the mixin's object.
+    log.info({ request_id: 'b' }, 'outside');
+    log.info({ request_id: 'c' }, 'outside again');
+    const [inside, outside, again] = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(ids).not.toBeNull();
-    expect(inside).toMatchObject({ msg: 'inside', trace_id: ids?.traceId, span_id: ids?.spanId });
+    expect(inside).toMatchObject({ msg: 'inside', request_id: 'a', trace_id: ids?.traceId, span_id: ids?.spanId });
+    expect(outside).toMatchObject({ msg: 'outside', request_id: 'b' });
+    expect(again).toMatchObject({ msg: 'outside again', request_id: 'c' });
     expect(outside?.trace_id).toBeUndefined();
   });
 });
