@@ -8,9 +8,7 @@ import { join } from 'node:path';
 import process from 'node:process';
 import { build } from 'esbuild';
 
-const result = await build({
-  entryPoints: [join(import.meta.dirname, 'src', 'cli.ts')],
-  outfile: join(import.meta.dirname, 'dist', 'cli.js'),
+const common = {
   bundle: true,
   platform: 'node',
   format: 'esm',
@@ -21,7 +19,39 @@ const result = await build({
   legalComments: 'linked',
   write: false,
   logLevel: 'warning',
+};
+
+/**
+ * Tracing's SDK (src/tracing/sdk.ts) is a file of its own, dist/tracing.js, which src/tracing/load.ts
+ * imports only when tracing is configured: with tracing off no OpenTelemetry module is loaded, and
+ * the OpenTelemetry packages load from node_modules after the SDK's hooks are in place, so that
+ * the instrumentations see the modules they patch.
+ */
+const tracingApart = {
+  name: 'tracing-apart',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/sdk\.js$/ }, (args) => (args.importer.endsWith(join('tracing', 'load.ts')) ? { path: './tracing.js', external: true } : undefined));
+  },
+};
+
+const tracing = await build({
+  ...common,
+  entryPoints: [join(import.meta.dirname, 'src', 'tracing', 'sdk.ts')],
+  outfile: join(import.meta.dirname, 'dist', 'tracing.js'),
+  packages: 'external',
+});
+
+const result = await build({
+  ...common,
+  entryPoints: [join(import.meta.dirname, 'src', 'cli.ts')],
+  outfile: join(import.meta.dirname, 'dist', 'cli.js'),
+  plugins: [tracingApart],
   external: [
+    // Tracing: loaded by dist/tracing.js only, from node_modules. The API stays in: prom-client
+    // carries it (exemplars), and it holds no SDK, only a facade that does nothing until one starts.
+    '@opentelemetry/sdk-*',
+    '@opentelemetry/instrumentation*',
+    '@fastify/otel',
     // Native addons: loaded from node_modules with their compiled binaries.
     'argon2',
     'better-sqlite3',
@@ -40,7 +70,7 @@ const result = await build({
 // a half-written file; the map first, the code last.
 const dist = join(import.meta.dirname, 'dist');
 mkdirSync(dist, { recursive: true });
-for (const file of result.outputFiles.toSorted((a, b) => Number(a.path.endsWith('.js')) - Number(b.path.endsWith('.js')))) {
+for (const file of [...tracing.outputFiles, ...result.outputFiles].toSorted((a, b) => Number(a.path.endsWith('.js')) - Number(b.path.endsWith('.js')))) {
   const next = `${file.path}.next-${process.pid}`;
   writeFileSync(next, file.contents, { mode: file.path.endsWith('.js') ? 0o755 : 0o644 });
   renameSync(next, file.path);
@@ -48,5 +78,5 @@ for (const file of result.outputFiles.toSorted((a, b) => Number(a.path.endsWith(
 
 // Anything else in dist/ is from an older build layout: nothing loads it, and it would only mislead.
 for (const entry of readdirSync(dist)) {
-  if (!/^(public|cli\.js)(\.|$)/.test(entry)) rmSync(join(dist, entry), { recursive: true, force: true });
+  if (!/^(public|cli\.js|tracing\.js)(\.|$)/.test(entry)) rmSync(join(dist, entry), { recursive: true, force: true });
 }

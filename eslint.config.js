@@ -20,6 +20,8 @@ const onlyWhatStoresUse = {
   message: 'A store knows tables, never rules: it imports other stores, event shapes, db/ and lib/, not a service, a route or a loop.',
 };
 const layers = (...patterns) => ['error', { patterns }];
+// better-sqlite3 12 aborts Node 24: the driver is only ever loaded through loadSqlite().
+const sqliteDriver = { name: 'better-sqlite3', allowTypeImports: true, message: 'Use loadSqlite() from src/db/database.ts.' };
 
 export default tseslint.config(
   { ignores: ['dist/', 'types/openapi.d.ts', 'node_modules/', 'coverage/', 'test-results/', 'bench/results/', 'scratch/', 'web/dist/', 'packages/*/dist/'] },
@@ -40,9 +42,18 @@ export default tseslint.config(
         // One function decides who a client is (TRUST_PROXY included); Fastify's request.ip is not configured.
         { selector: "MemberExpression[property.name='ip']", message: 'Use clientAddressOf() from src/http/client-address.ts.' },
       ],
-      // better-sqlite3 12 aborts Node 24: the driver is only ever loaded through loadSqlite().
+      '@typescript-eslint/no-restricted-imports': ['error', { paths: [sqliteDriver] }],
+    },
+  },
+  {
+    // With tracing off no OpenTelemetry module may load: only the SDK's own file (dist/tracing.js,
+    // imported when tracing is on) imports it; the rest of src/ calls it through src/tracing/tracing.ts.
+    files: ['src/**/*.ts'],
+    ignores: ['src/tracing/sdk.ts'],
+    rules: {
       '@typescript-eslint/no-restricted-imports': ['error', {
-        paths: [{ name: 'better-sqlite3', allowTypeImports: true, message: 'Use loadSqlite() from src/db/database.ts.' }],
+        paths: [sqliteDriver],
+        patterns: [{ group: ['@opentelemetry/*', '@fastify/otel'], allowTypeImports: true, message: 'Only src/tracing/sdk.ts loads OpenTelemetry; use Tracing from src/tracing/tracing.ts.' }],
       }],
     },
   },

@@ -96,6 +96,15 @@ export const SCENARIOS: readonly Scenario[] = [
     targets: [{ kind: 'p99', maxMs: 50 }, RSS],
   },
   {
+    // What tracing costs at the shipped ratio (docs/tracing.md): measured against the same server untraced.
+    id: 'me-api-token-tracing',
+    title: 'GET /api/me, API token, tracing on (ratio 0.01, OTLP/HTTP to a local sink)',
+    server: 'rz-auth-tracing',
+    baseline: 'me-api-token',
+    load: (c, s) => me(c.apiToken, s.connections),
+    targets: [{ kind: 'ratio', min: 0.9 }, RSS],
+  },
+  {
     // What a platform service pays per cache miss, against what the caller itself pays for GET /api/me.
     id: 'introspect',
     title: 'POST /api/introspect (form), API token',

@@ -10,7 +10,7 @@ import type { Credentials } from './setup.js';
  * same settings, and a ratio measures the work one does and the other does not.
  */
 
-export type ServerName = 'ceiling' | 'rz-auth' | 'rz-auth-metrics' | 'resource-server' | 'resource-baseline';
+export type ServerName = 'ceiling' | 'rz-auth' | 'rz-auth-metrics' | 'rz-auth-tracing' | 'resource-server' | 'resource-baseline';
 
 /** What a server is started with: the store, and once set up, rz-auth's address and the credentials. */
 export interface StartContext {
@@ -55,12 +55,29 @@ async function rzAuthWithMetrics({ store }: StartContext): Promise<ServerProcess
   return server;
 }
 
+/**
+ * rz-auth with tracing on as configured in production: the default sampler (parentbased, 1 % of
+ * the traces it starts) and OTLP/HTTP export, to a sink that discards it (bench/otlp-sink.ts),
+ * started with it and stopped with it. It shares the store of `rz-auth`, so the same credentials work.
+ */
+async function tracedRzAuth({ store }: StartContext): Promise<ServerProcess> {
+  const sink = await spawnNode(['--import', 'tsx', join(ROOT, 'bench', 'otlp-sink.ts')], {}, { discardStdout: true, readyTimeoutMs: 30_000 });
+  try {
+    const server = await spawnNode([builtCli(), 'serve'], { ...rzAuthEnv(store), OTEL_EXPORTER_OTLP_ENDPOINT: sink.url }, { discardStdout: true, readyTimeoutMs: 30_000 });
+    return { ...server, stop: async (signal) => ((await Promise.all([server.stop(signal), sink.stop(signal)]))[0]) };
+  } catch (error) {
+    await sink.stop('SIGKILL');
+    throw error;
+  }
+}
+
 /** How each server starts. Stdout (rz-auth's request log, written as in production) is discarded, not kept. */
 const START: Readonly<Record<ServerName, (ctx: StartContext) => Promise<ServerProcess>>> = {
   // 30 s to be ready, as rz-auth: tsx compiles the file first, which on a busy machine took over 20 s.
   ceiling: () => spawnNode(['--import', 'tsx', join(ROOT, 'bench', 'ceiling-server.ts')], {}, { ready: ceilingReady, discardStdout: true, readyTimeoutMs: 30_000 }),
   'rz-auth': ({ store }) => spawnNode([builtCli(), 'serve'], rzAuthEnv(store), { discardStdout: true, readyTimeoutMs: 30_000 }),
   'rz-auth-metrics': rzAuthWithMetrics,
+  'rz-auth-tracing': tracedRzAuth,
   'resource-server': resourceServer,
   'resource-baseline': () => spawnNode(['--import', 'tsx', join(ROOT, 'bench', 'resource-baseline.ts')], {}, { discardStdout: true }),
 };

@@ -58,7 +58,7 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   const limits = new RequestLimits(services.rateLimiter, clientAddress, counts?.rejections);
   const accessLog = accessLine(clientAddress, counts?.http);
   const app = Fastify({
-    logger: loggerOptions(config.logLevel, destination),
+    logger: loggerOptions(config.logLevel, destination, services.tracing),
     // Fastify's two lines per request are replaced by one of ours (http/logging.ts).
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     genReqId: requestId,
@@ -106,6 +106,8 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   Object.assign(app.server, { httpAllowHalfOpen: true });
 
   app.decorate('clientAddress', clientAddress);
+  // First, so that every hook after it runs inside the request's span.
+  await services.tracing.instrument(app);
   const routes = collectRoutes(app);
   refuseUnexpectedBodies(app);
   registerRequestLifecycle(app, services.feed);
@@ -117,7 +119,7 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   app.addSchema(Problem);
   const document = await registerOpenApi(app, VERSION, services.config.corsOrigins);
   registerRateLimits(app, limits);
-  registerGuard(app, services.authenticator, limits, clientAddress, counts?.decisions);
+  registerGuard(app, services.authenticator, limits, clientAddress, { decisions: counts?.decisions ?? null, tracing: services.tracing });
 
   authRoutes(app, services.accounts, clientAddress);
   sessionRoutes(app, services.accountSecurity);

@@ -13,6 +13,8 @@ import { migrateToLatest } from './db/migrate.js';
 import { ProblemError } from './errors.js';
 import { redactEcho, redactSecrets } from './lib/redact.js';
 import { closeOnSignals, startServer } from './server.js';
+import { loadTracing } from './tracing/load.js';
+import { NO_TRACING } from './tracing/tracing.js';
 import { createServices, type Services } from './composition-root.js';
 import { VERSION } from './version.js';
 
@@ -82,8 +84,10 @@ const commands: Record<string, Command> = {
     const workers = values.workers === undefined ? config.workers : parseWorkers(values.workers, '--workers');
     // Leave pool threads free for the rest of the process while argon2 uses `hashConcurrency` of them.
     process.env.UV_THREADPOOL_SIZE ??= String(config.passwords.hashConcurrency + 4);
-    if (workers > 1 || cluster.isWorker) await serveCluster({ ...config, workers });
-    else closeOnSignals(await startServer(config));
+    // Each process that serves requests traces them: a cluster's workers, not its primary.
+    const tracing = workers > 1 && cluster.isPrimary ? NO_TRACING : await loadTracing(process.env);
+    if (workers > 1 || cluster.isWorker) await serveCluster({ ...config, workers }, tracing);
+    else closeOnSignals(await startServer(config, tracing));
   },
 
   async migrate(args, config) {

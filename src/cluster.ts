@@ -3,6 +3,7 @@ import { type Config, ConfigError } from './config.js';
 import { holdClusterCounters } from './ratelimit/cluster.js';
 import { closeOnSignals, startServer } from './server.js';
 import { createServices } from './composition-root.js';
+import type { Tracing } from './tracing/tracing.js';
 
 const RESTART_DELAY_MS = 1000;
 /** More crashes than this within the window means something is broken, not flaky: give up. */
@@ -15,7 +16,7 @@ const CRASH_WINDOW_MS = 60_000;
  * any worker starts, holds the shared rate-limit counters when there is no Redis, restarts workers
  * that crash, and on SIGTERM/SIGINT lets every worker finish its in-flight requests.
  */
-export async function serveCluster(config: Config): Promise<void> {
+export async function serveCluster(config: Config, tracing: Tracing): Promise<void> {
   // Each worker counts its own requests, and one address cannot be bound by every worker: until the
   // primary aggregates them, metrics are for single-process servers (docs/operations.md).
   if (config.metrics && config.workers > 1) {
@@ -24,7 +25,7 @@ export async function serveCluster(config: Config): Promise<void> {
   if (cluster.isWorker) {
     // A worker that cannot start (its port taken) must exit, for the primary to count the crash:
     // its channel to the primary would otherwise keep it alive, serving nothing.
-    const server = await startServer(config).catch((error: unknown) => {
+    const server = await startServer(config, tracing).catch((error: unknown) => {
       cluster.worker?.disconnect();
       throw error;
     });

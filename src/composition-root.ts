@@ -10,7 +10,7 @@ import { UserTokens } from './auth/jwt.js';
 import { Introspector } from './auth/introspection.js';
 import { AccountService } from './account/service.js';
 import { ChangeFeed } from './changes/feed.js';
-import { type ChangeSource, postgresSource, redisSource, sqliteSource } from './changes/sources.js';
+import { changeSource } from './changes/sources.js';
 import { ChangeStore } from './changes/store.js';
 import { pollingWatched } from './changes/watch.js';
 import { type Clock, systemClock } from './clock.js';
@@ -48,6 +48,7 @@ import { UserService } from './account/user-service.js';
 import { UserStore } from './account/user-store.js';
 import { createWebhooks, type WebhookDelivery } from './webhooks/runner.js';
 import type { WebhookService } from './webhooks/service.js';
+import { NO_TRACING, type Tracing } from './tracing/tracing.js';
 
 /**
  * Everything the HTTP layer and the CLI call, built once per process from the configuration by
@@ -97,6 +98,7 @@ export interface Services {
   readonly redis: Redis | null;
   /** Prometheus series, when METRICS_ADDR is set (docs/operations.md). */
   readonly metrics: Metrics | null;
+  readonly tracing: Tracing; // spans of requests, password checks, webhooks (docs/tracing.md)
   /** Flushes pending writes and closes connections. */
   close(): Promise<void>;
 }
@@ -110,6 +112,7 @@ export interface ServiceOptions {
    * change it committed could not be announced to the running instances.
    */
   readonly requireFeed?: boolean;
+  readonly tracing?: Tracing; // started before the services (src/tracing/load.ts); off when absent
 }
 
 /** Opens the store, runs migrations, loads keys and wires the services together. */
@@ -125,7 +128,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     // Start with shared counters if Redis comes up in time; otherwise run degraded (see RateLimiter).
     if (redis && !(await redisReady(redis, 5000))) onError(new Error(`Redis at REDIS_URL is not reachable yet`), 'redis');
     else if (redis) await checkDatabase(redis);
-    return await wire(config, { database, redis, clock, onError, requireFeed: options.requireFeed ?? false });
+    return await wire(config, { database, redis, clock, onError, requireFeed: options.requireFeed ?? false, tracing: options.tracing ?? NO_TRACING });
   } catch (error) {
     redis?.disconnect();
     await database.close();
@@ -133,21 +136,14 @@ export async function createServices(config: Config, options: ServiceOptions = {
   }
 }
 
-/** Redis when configured (shared by every instance); otherwise what the database itself offers. */
-function changeSource(database: Database, store: ChangeStore, redis: Redis | null, redisPrefix: string): ChangeSource {
-  if (redis) return redisSource(redis, redisPrefix);
-  return database.dataVersion ? sqliteSource(database.dataVersion) : postgresSource(store);
-}
-
-interface Infrastructure {
+interface Infrastructure extends Required<Pick<ServiceOptions, 'requireFeed' | 'tracing'>> {
   readonly database: Database;
   readonly redis: Redis | null;
   readonly clock: Clock;
   readonly onError: NonNullable<ServiceOptions['onError']>;
-  readonly requireFeed: boolean;
 }
 
-async function wire(config: Config, { database, redis, clock, onError, requireFeed }: Infrastructure): Promise<Services> {
+async function wire(config: Config, { database, redis, clock, onError, requireFeed, tracing }: Infrastructure): Promise<Services> {
   const { db } = database;
   const metrics = config.metrics ? createMetrics() : null;
   const { counts, propagation } = instruments(metrics);
@@ -159,7 +155,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   const changeStore = new ChangeStore(db);
   const audit = new AuditStore(db);
   const feedError = (error: unknown) => onError(error, 'change feed');
-  const feed = new ChangeFeed(changeStore, changeSource(database, changeStore, redis, config.redisPrefix), feedError, propagation);
+  const feed = new ChangeFeed(changeStore, changeSource(database.dataVersion, changeStore, redis, config.redisPrefix), feedError, propagation);
   if (!(await feed.start()) && requireFeed) {
     throw new Error('Redis at REDIS_URL is not reachable, so running instances could not be told of a change: nothing was done');
   }
@@ -172,7 +168,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   const userTokens = new UserTokens(keys, config.jwt);
 
   const { passwords } = config;
-  const hasher = await PasswordHasher.create(passwords.argon2, passwords.hashConcurrency, passwords.hashQueueLimit, counts?.hashes);
+  const hasher = await PasswordHasher.create(passwords.argon2, passwords.hashConcurrency, passwords.hashQueueLimit, { timing: counts?.hashes ?? null, tracing });
   const usage = new UsageRecorder(tokenStore, config.usageFlushMs, (error) => onError(error, 'last-used flush'));
   const sessionUsage = new LastUseRecorder((uses) => sessionStore.recordUsage(uses), config.usageFlushMs, (error) => onError(error, 'session last-used flush'));
   const refusals = new RefusalRecorder((events) => audit.record(events), (error) => onError(error, 'token refusals'));
@@ -191,7 +187,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   });
   const events = new EventHub(feed, changeStore, config.events, propagation);
   const lifecycleStore = new TokenLifecycleStore(db);
-  const webhooks = createWebhooks(db, clock, { ...config.webhooks, maxEndpointsPerUser: config.caps.webhooksPerUser }, onError, sealer, counts?.deliveries);
+  const webhooks = createWebhooks(db, clock, { ...config.webhooks, maxEndpointsPerUser: config.caps.webhooksPerUser }, onError, sealer, { deliveries: counts?.deliveries ?? null, tracing });
   // Ended tokens stay listed as long as the audit log keeps the event that ended them.
   const history = { endedVisibleMs: config.auditRetentionMs };
   const maintenance = new Maintenance(
@@ -240,6 +236,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     rateLimiter: new RateLimiter(config.rateLimits, redis, config.redisPrefix),
     redis,
     metrics,
+    tracing,
     async close() {
       events.stop();
       await background.stop();

@@ -5,6 +5,7 @@ import { createLogDestination, flushLog } from './http/logging.js';
 import { holdTickShape } from './lib/tick-shape.js';
 import { createServices, type Services } from './composition-root.js';
 import { type MetricsListener, startMetricsListener } from './metrics/listener.js';
+import { NO_TRACING, type Tracing } from './tracing/tracing.js';
 
 export interface RunningServer {
   readonly app: FastifyInstance;
@@ -17,14 +18,15 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Starts rz-auth: services, HTTP app, listen. */
-export async function startServer(config: Config): Promise<RunningServer> {
+/** Starts rz-auth: services, HTTP app, listen; `tracing` is started before (src/tracing/load.ts). */
+export async function startServer(config: Config, tracing: Tracing = NO_TRACING): Promise<RunningServer> {
   holdTickShape();
   let app: FastifyInstance | undefined;
   let metrics: MetricsListener | null = null;
   // What fails before the log exists (Redis not reachable at start-up) is logged once it does.
   const early: Array<[unknown, string]> = [];
   const services = await createServices(config, {
+    tracing,
     onError: (error, context) => (app ? app.log.error({ err: error }, context) : early.length < 10 && early.push([error, context])),
   });
   const logStream = createLogDestination();
@@ -47,6 +49,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
         await listener?.close();
         await services.close();
         await flushLog(logStream);
+        await tracing.shutdown();
       },
     };
   } catch (error) {

@@ -4,6 +4,7 @@ import * as argon2 from 'argon2';
 import type { Argon2Params } from '../config.js';
 import { ProblemError } from '../errors.js';
 import type { HashTiming } from '../metrics/queues.js';
+import { NO_TRACING, type Tracing } from '../tracing/tracing.js';
 
 const DUMMY_PASSWORD = 'rz-auth dummy password for unknown accounts';
 /** How many of the latest checks at the current parameters a weaker hash's check may be padded to. */
@@ -16,6 +17,12 @@ const RECENT_CHECKS = 32;
  */
 export function paddingMs(tookMs: number, recentMs: readonly number[], draw: (count: number) => number = randomInt): number {
   return Math.max(0, (recentMs[draw(recentMs.length)] ?? 0) - tookMs);
+}
+
+/** What watches the hasher: hash durations (metrics) and spans (traces); neither by default. */
+export interface HasherObservers {
+  readonly timing?: HashTiming | null;
+  readonly tracing?: Tracing;
 }
 
 /**
@@ -38,6 +45,7 @@ export class PasswordHasher {
     private readonly concurrency: number,
     private readonly queueLimit: number,
     private readonly timing: HashTiming | null,
+    private readonly tracing: Tracing,
   ) {}
 
   /**
@@ -45,7 +53,7 @@ export class PasswordHasher {
    * did could fail to (queue full, argon2 failing) and leave unknown emails on a path of their own.
    * @throws when argon2 cannot hash with these parameters (the service then refuses to start).
    */
-  static async create(params: Argon2Params, concurrency: number, queueLimit: number, timing: HashTiming | null = null): Promise<PasswordHasher> {
+  static async create(params: Argon2Params, concurrency: number, queueLimit: number, observed: HasherObservers = {}): Promise<PasswordHasher> {
     const options: argon2.HashOptions = {
       type: argon2.argon2id,
       memoryCost: params.memoryKiB,
@@ -54,7 +62,7 @@ export class PasswordHasher {
     };
     const started = performance.now();
     const dummyHash = await argon2.hash(DUMMY_PASSWORD, options);
-    return new PasswordHasher(options, dummyHash, [performance.now() - started], concurrency, queueLimit, timing);
+    return new PasswordHasher(options, dummyHash, [performance.now() - started], concurrency, queueLimit, observed.timing ?? null, observed.tracing ?? NO_TRACING);
   }
 
   /** Hashes and checks waiting for a slot. */
@@ -75,11 +83,11 @@ export class PasswordHasher {
    * Checks `password` against a stored hash. A hash made before the parameters were raised is
    * cheaper to check, and stays so until its owner logs in; its check holds the slot as long as one
    * of the latest checks at the current parameters ({@link paddingMs}), or a login's timing would
-   * tell those accounts from unknown emails.
+   * tell those accounts from unknown emails. Traced as `rz.password.verify`, its wait for a slot included.
    */
   verify(hash: string, password: string): Promise<boolean> {
     const weaker = this.needsRehash(hash);
-    return this.limited(async () => {
+    return this.tracing.inSpan('rz.password.verify', {}, () => this.limited(async () => {
       const started = performance.now();
       const ok = await argon2.verify(hash, password).catch(() => false);
       const took = performance.now() - started;
@@ -91,7 +99,7 @@ export class PasswordHasher {
         if (wait > 0) await setTimeout(wait);
       }
       return ok;
-    });
+    }));
   }
 
   /**

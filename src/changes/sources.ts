@@ -104,3 +104,12 @@ export function redisSource(redis: Redis, prefix: string): ChangeSource {
     },
   };
 }
+
+/**
+ * Redis when configured (shared by every instance); otherwise what the database itself offers:
+ * SQLite's data version (`dataVersion`), or PostgreSQL's change log position.
+ */
+export function changeSource(dataVersion: (() => number) | null, store: ChangeStore, redis: Redis | null, redisPrefix: string): ChangeSource {
+  if (redis) return redisSource(redis, redisPrefix);
+  return dataVersion ? sqliteSource(dataVersion) : postgresSource(store);
+}

@@ -6,6 +6,7 @@ import type { Caller } from '../auth/principal.js';
 import { insufficientScope, ProblemError, SERVICE_SCOPE } from '../errors.js';
 import type { AuthDecisions, DecisionOutcome } from '../metrics/auth.js';
 import { networkRefusal } from '../auth/authenticator.js';
+import { ATTR, NO_TRACING, type Tracing } from '../tracing/tracing.js';
 import { readBearerToken } from './bearer.js';
 import type { RequestLimits } from './rate-limit.js';
 
@@ -48,51 +49,60 @@ function countRefusal(decisions: AuthDecisions, caller: Caller | undefined, erro
   else decisions.decided(caller?.type ?? 'none', outcome);
 }
 
+/** What the guard decided, on the request's span: the credential's type (never the credential) and the outcome. */
+function traceDecision(tracing: Tracing, request: FastifyRequest, principal: Caller | null, error: unknown): void {
+  const outcome = error === null ? 'ok' : error instanceof ProblemError ? error.code : 'error';
+  tracing.annotateRequest(request.raw, { [ATTR.tokenType]: principal?.type ?? 'none', [ATTR.outcome]: outcome });
+}
+
+/** What watches the guard's decisions: a count per outcome (metrics) and the request's span (traces). */
+export interface GuardObservers {
+  readonly decisions?: AuthDecisions | null;
+  readonly tracing?: Tracing;
+}
+
 /**
  * Authenticates, rate-limits and authorizes the routes that declare `config.auth`, in onRequest:
  * before the body is read, so anonymous callers cannot make the server parse anything. The hook is
  * attached to those routes only. It is written with callbacks, not async: a caller the caches know
  * is authenticated at once, and every protected request would otherwise pay for the promises.
  */
-export function registerGuard(
-  app: FastifyInstance,
-  authenticator: Authenticator,
-  limits: RequestLimits,
-  clientAddress: (req: IncomingMessage) => string,
-  decisions: AuthDecisions | null = null,
-): void {
+export function registerGuard(app: FastifyInstance, authenticator: Authenticator, limits: RequestLimits, clientAddress: (req: IncomingMessage) => string, observers: GuardObservers = {}): void {
+  const { decisions = null, tracing = NO_TRACING } = observers;
   app.decorateRequest('principal', null);
   app.addHook('onRoute', (route) => {
     const auth = route.config?.auth;
     if (!auth) return;
-    // With metrics on, each guarded request counts one decision: the one the guard answered.
-    const refused = (caller: Caller | undefined, error: Error, done: (error?: Error) => void): void => {
+    // Each guarded request counts one decision (metrics) and puts it on its span (traces): the one the guard answered.
+    const refused = (request: FastifyRequest, caller: Caller | undefined, error: Error, done: (error?: Error) => void): void => {
       if (decisions) countRefusal(decisions, caller, error);
+      if (tracing.enabled) traceDecision(tracing, request, caller ?? null, error);
       done(error);
     };
     const admit = (request: FastifyRequest, principal: Caller, done: (error?: Error) => void): void => {
       limits.countCredential(request, principal, auth.counter, (limited) => {
         if (limited) {
-          refused(principal, limited, done);
+          refused(request, principal, limited, done);
           return;
         }
         try {
           authorize(principal, auth);
         } catch (error) {
-          refused(principal, error as Error, done);
+          refused(request, principal, error as Error, done);
           return;
         }
         decisions?.decided(principal.type, 'ok');
         if (auth.api !== undefined && auth.api !== 'any' && principal.type === 'api_token') authenticator.exercised(principal, auth.api);
         request.principal = principal;
+        if (tracing.enabled) traceDecision(tracing, request, principal, null);
         done();
       });
     };
     // Failed authentication counts against the client address, so token guessing is throttled.
     const refuse = (request: FastifyRequest, error: unknown, done: (error?: Error) => void): void => {
       limits.byAddress(request).then(
-        () => refused(undefined, error as Error, done),
-        (limited: Error) => refused(undefined, limited, done),
+        () => refused(request, undefined, error as Error, done),
+        (limited: Error) => refused(request, undefined, limited, done),
       );
     };
     const guard = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void => {

@@ -4,6 +4,7 @@ import type { Caller } from '../auth/principal.js';
 import { type DestinationStream, pino } from 'pino';
 import type { LogLevel } from '../config.js';
 import type { HttpMetrics } from '../metrics/http.js';
+import type { Tracing } from '../tracing/tracing.js';
 import { REDACTED as CENSORED, redactSecretParams, redactSecrets, redactShapes, redactStart } from '../lib/redact.js';
 
 const REDACTED = () => CENSORED;
@@ -32,11 +33,15 @@ const BATCH_BYTES = 32 * 1024;
  * `authorization`, `cookie`, `password` or `token` field is censored, and every line passes
  * through {@link redactShapes} on its way out, so a token shape never reaches the log whatever
  * field it hides in (text a client sent, like the URL, is also percent-decoded for that check).
+ * With tracing on, a line written while a span of a sampled trace is active carries its `trace_id`
+ * and `span_id`.
  */
-export function loggerOptions(level: LogLevel, stream: DestinationStream): FastifyServerOptions['logger'] {
+export function loggerOptions(level: LogLevel, stream: DestinationStream, tracing?: Tracing): FastifyServerOptions['logger'] {
   return {
     level,
     stream,
+    // A new object each time: pino merges the line's own fields into what the mixin returns.
+    ...(tracing?.enabled ? { mixin: () => tracing.logFields() ?? {} } : {}),
     serializers: {
       req: (req: { method: string; url: string }) => ({ method: req.method, url: loggedUrl(req.url) }),
       err: (err: Error) => ({ type: err.name, message: redactSecrets(err.message), stack: redactSecrets(err.stack ?? '') }),

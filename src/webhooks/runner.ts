@@ -11,6 +11,7 @@ import { WebhookService } from './service.js';
 import { WebhookStore } from './store.js';
 import { DeliveryWorker } from './worker.js';
 import type { DeliveryCount } from '../metrics/queues.js';
+import type { Tracing } from '../tracing/tracing.js';
 
 /** How often each server process dispatches new events and looks for due deliveries. */
 export const DELIVERY_INTERVAL_MS = 1000;
@@ -61,15 +62,18 @@ export function createWebhooks(
   config: Config['webhooks'] & { readonly maxEndpointsPerUser: number },
   onError: (error: unknown, context: string) => void,
   sealer: Sealer,
-  deliveries: DeliveryCount | null = null,
+  observed: { readonly deliveries?: DeliveryCount | null; readonly tracing?: Tracing } = {},
 ) {
+  const { deliveries = null, tracing } = observed;
   const queue = new WebhookQueue(db, sealer);
   const { allowPrivate, timeoutMs, connectTimeoutMs, maxEndpointsPerUser } = config;
-  const worker = new DeliveryWorker(queue, createSender({ allowPrivate, timeoutMs, connectTimeoutMs }), clock, { timeoutMs, onError, deliveries });
+  const dispatcher = new Dispatcher(queue, clock, tracing);
+  const linkOf = (id: string) => dispatcher.takeLink(id);
+  const worker = new DeliveryWorker(queue, createSender({ allowPrivate, timeoutMs, connectTimeoutMs }), clock, { timeoutMs, onError, deliveries, tracing, linkOf });
   const store = new WebhookStore(db, sealer);
   return {
     store,
     service: new WebhookService(store, clock, { allowPrivate, maxEndpointsPerUser }),
-    delivery: new WebhookDelivery(new Dispatcher(queue, clock), worker, onError),
+    delivery: new WebhookDelivery(dispatcher, worker, onError),
   };
 }

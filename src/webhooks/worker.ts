@@ -7,6 +7,7 @@ import type { AttemptOutcome, ClaimedDelivery, WebhookQueue } from './queue.js';
 import type { Send, SendResult } from './sender.js';
 import { webhookHeaders } from './signature.js';
 import type { DeliveryCount, DeliveryOutcome } from '../metrics/queues.js';
+import { ATTR, NO_TRACING, type TraceLink, type Tracing } from '../tracing/tracing.js';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -64,6 +65,9 @@ export interface WorkerOptions {
   readonly random?: () => number;
   /** Counts each recorded attempt (`rz_webhook_deliveries_total`); absent when metrics are off. */
   readonly deliveries?: DeliveryCount | null;
+  /** Each attempt is a CLIENT span, linked to the dispatch span that made its delivery when known. */
+  readonly tracing?: Tracing;
+  readonly linkOf?: (deliveryId: string) => TraceLink | null;
 }
 
 /**
@@ -122,11 +126,27 @@ export class DeliveryWorker {
     await Promise.all([...this.inFlight.values()].map((s) => s.done));
   }
 
-  private async attempt(delivery: ClaimedDelivery, signal: AbortSignal): Promise<void> {
+  private attempt(delivery: ClaimedDelivery, signal: AbortSignal): Promise<void> {
+    const { tracing = NO_TRACING, linkOf } = this.options;
+    if (!tracing.enabled) return this.deliver(delivery, signal);
+    const link = linkOf?.(delivery.id);
+    const url = new URL(delivery.url);
+    const attributes = {
+      'http.request.method': 'POST',
+      'server.address': url.hostname,
+      'server.port': Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
+      [ATTR.webhookDeliveryId]: delivery.id,
+      [ATTR.webhookAttempt]: delivery.attemptCount + 1,
+    };
+    return tracing.inSpan('rz.webhook.deliver', { kind: 'client', root: true, attributes, ...(link ? { links: [link] } : {}) }, (span) => this.deliver(delivery, signal, span.set));
+  }
+
+  private async deliver(delivery: ClaimedDelivery, signal: AbortSignal, traced?: (attributes: { 'http.response.status_code': number }) => void): Promise<void> {
     try {
       const at = this.clock.now();
       const headers = { ...webhookHeaders(delivery.secret, delivery.id, delivery.payload, at) };
       const result = await this.send(delivery.url, headers, delivery.payload, signal);
+      if (result.statusCode !== null) traced?.({ 'http.response.status_code': result.statusCode });
       if (signal.aborted) await this.queue.release(delivery.id, delivery.leaseToken);
       else {
         const outcome = outcomeOf(delivery, result, at, this.clock.now(), this.options.random);

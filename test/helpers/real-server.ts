@@ -2,6 +2,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { startServer } from '../../src/server.js';
+import type { Tracing } from '../../src/tracing/tracing.js';
 import { type TestApp, tempDir } from './app.js';
 
 /** A {@link TestApp} backed by the real server on a random loopback port (logs are silent). */
@@ -14,11 +15,11 @@ export interface RealServer extends TestApp {
  * Starts the real server, for what inject() cannot send: repeated headers, raw bytes, header sizes
  * that only Node's HTTP parser enforces. Setup can still go through `inject`.
  */
-export async function startRealServer(env: Record<string, string> = {}): Promise<RealServer> {
+export async function startRealServer(env: Record<string, string> = {}, tracing?: Tracing): Promise<RealServer> {
   const temp = tempDir();
   // Rate limits off, as in startTestApp: these tests are about other things.
   const config = loadConfig({ PORT: '0', DATABASE_URL: `sqlite:${join(temp.dir, 'rz.db')}`, LOG_LEVEL: 'silent', RATE_LIMITS: 'off', ...env });
-  const server = await startServer(config);
+  const server = await startServer(config, tracing);
   return {
     app: server.app,
     services: server.services,

@@ -2,6 +2,7 @@ import { discard, type Fetch, fetchUntil, readBounded } from './bounded.js';
 import type { Caller } from './caller.js';
 import { CredentialRefused, refusesCredential } from './errors.js';
 import { isNetworkList } from './networks.js';
+import { traceHeaders } from './trace-context.js';
 // Type-only, and generated from rz-auth's OpenAPI document at build time: nothing of it is in the
 // published package, whose answers are still checked value by value (they are not trusted).
 import type { Answer } from '../../../types/api.js';
@@ -57,7 +58,8 @@ export async function introspect(fetchFn: Fetch, base: string, serviceToken: str
     const signal = AbortSignal.timeout(timeoutMs);
     const res = await fetchUntil(fetchFn, `${base}/api/introspect`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${serviceToken}`, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      // The trace context first: nothing it holds can replace the credential or the content type.
+      headers: { ...(await traceHeaders()), authorization: `Bearer ${serviceToken}`, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
       body: new URLSearchParams({ token }).toString(),
       signal,
       // Following one would send the token being checked to another origin and trust its answer.
