@@ -22,8 +22,8 @@ const common = {
 };
 
 /**
- * Tracing's SDK (src/tracing/sdk.ts) is a file of its own, dist/tracing.js, which src/tracing/load.ts
- * imports only when tracing is configured: with tracing off no OpenTelemetry module is loaded, and
+ * Tracing's SDK (src/observability/tracing/sdk.ts) is a file of its own, dist/tracing.js, which
+ * load.ts beside it imports only when tracing is configured: with tracing off no OpenTelemetry module is loaded, and
  * the OpenTelemetry packages load from node_modules after the SDK's hooks are in place, so that
  * the instrumentations see the modules they patch.
  */
@@ -36,7 +36,7 @@ const tracingApart = {
 
 const tracing = await build({
   ...common,
-  entryPoints: [join(import.meta.dirname, 'src', 'tracing', 'sdk.ts')],
+  entryPoints: [join(import.meta.dirname, 'src', 'observability', 'tracing', 'sdk.ts')],
   outfile: join(import.meta.dirname, 'dist', 'tracing.js'),
   packages: 'external',
 });

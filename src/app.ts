@@ -36,7 +36,7 @@ import { tokenRoutes } from './tokens/routes.js';
 import { VERSION } from './version.js';
 import { developersPage } from './web/routes.js';
 import { webhookRoutes } from './webhooks/routes.js';
-import { seriesOf } from './metrics/series.js';
+import { seriesOf } from './observability/metrics/series.js';
 
 export interface AppOptions {
   /** Where logs go (default stdout); tests pass a stream to inspect them. */

@@ -13,8 +13,8 @@ import { migrateToLatest } from './db/migrate.js';
 import { ProblemError } from './errors.js';
 import { redactEcho, redactSecrets } from './lib/redact.js';
 import { closeOnSignals, startServer } from './server.js';
-import { loadTracing } from './tracing/load.js';
-import { NO_TRACING } from './tracing/tracing.js';
+import { loadTracing } from './observability/tracing/load.js';
+import { NO_TRACING } from './observability/tracing/tracing.js';
 import { createServices, type Services } from './composition-root.js';
 import { VERSION } from './version.js';
 

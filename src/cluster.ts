@@ -3,7 +3,7 @@ import { type Config, ConfigError } from './config.js';
 import { holdClusterCounters } from './ratelimit/cluster.js';
 import { closeOnSignals, startServer } from './server.js';
 import { createServices } from './composition-root.js';
-import type { Tracing } from './tracing/tracing.js';
+import type { Tracing } from './observability/tracing/tracing.js';
 
 const RESTART_DELAY_MS = 1000;
 /** More crashes than this within the window means something is broken, not flaky: give up. */

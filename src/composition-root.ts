@@ -29,7 +29,7 @@ import { LastUseRecorder } from './lib/last-use.js';
 import { Periodic } from './lib/periodic.js';
 import { Sealer } from './lib/sealed.js';
 import { Maintenance } from './maintenance/runner.js';
-import { createMetrics, instruments, type Metrics, observeServices } from './metrics/wire.js';
+import { createMetrics, instruments, type Metrics, observeServices } from './observability/metrics/wire.js';
 import { expiredSessions, MAINTENANCE_INTERVAL_MS, oldAuditEvents, oldChanges, oldDeliveries } from './maintenance/sweeps.js';
 import { ScopeCatalogue } from './scopes/catalogue.js';
 import { ServiceCredentials } from './service-credentials/service.js';
@@ -48,7 +48,7 @@ import { UserService } from './account/user-service.js';
 import { UserStore } from './account/user-store.js';
 import { createWebhooks, type WebhookDelivery } from './webhooks/runner.js';
 import type { WebhookService } from './webhooks/service.js';
-import { NO_TRACING, type Tracing } from './tracing/tracing.js';
+import { NO_TRACING, type Tracing } from './observability/tracing/tracing.js';
 
 /**
  * Everything the HTTP layer and the CLI call, built once per process from the configuration by
@@ -112,7 +112,7 @@ export interface ServiceOptions {
    * change it committed could not be announced to the running instances.
    */
   readonly requireFeed?: boolean;
-  readonly tracing?: Tracing; // started before the services (src/tracing/load.ts); off when absent
+  readonly tracing?: Tracing; // started before the services (src/observability/tracing/load.ts); off when absent
 }
 
 /** Opens the store, runs migrations, loads keys and wires the services together. */

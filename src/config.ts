@@ -10,7 +10,7 @@ import { parseCorsOrigins } from './lib/origins.js';
 import { type SealingKeys, sealingKeysFrom } from './lib/sealed.js';
 import { capsFrom, type OwnershipCaps } from './lib/caps.js';
 import { parseKeysUrl } from './lib/leak-keys-url.js';
-import { type MetricsConfig, metricsFrom } from './metrics/config.js';
+import { type MetricsConfig, metricsFrom } from './observability/metrics/config.js';
 import { bool, ConfigError, type Env, int, oneOf, optionalInt, raw } from './lib/env-vars.js';
 
 export { ConfigError };

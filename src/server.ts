@@ -4,8 +4,8 @@ import type { Config } from './config.js';
 import { createLogDestination, flushLog } from './http/logging.js';
 import { holdTickShape } from './lib/tick-shape.js';
 import { createServices, type Services } from './composition-root.js';
-import { type MetricsListener, startMetricsListener } from './metrics/listener.js';
-import { NO_TRACING, type Tracing } from './tracing/tracing.js';
+import { type MetricsListener, startMetricsListener } from './observability/metrics/listener.js';
+import { NO_TRACING, type Tracing } from './observability/tracing/tracing.js';
 
 export interface RunningServer {
   readonly app: FastifyInstance;
@@ -18,7 +18,7 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Starts rz-auth: services, HTTP app, listen; `tracing` is started before (src/tracing/load.ts). */
+/** Starts rz-auth: services, HTTP app, listen; `tracing` is started before (src/observability/tracing/load.ts). */
 export async function startServer(config: Config, tracing: Tracing = NO_TRACING): Promise<RunningServer> {
   holdTickShape();
   let app: FastifyInstance | undefined;

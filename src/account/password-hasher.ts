@@ -3,8 +3,8 @@ import { setTimeout } from 'node:timers/promises';
 import * as argon2 from 'argon2';
 import type { Argon2Params } from '../config.js';
 import { ProblemError } from '../errors.js';
-import type { HashTiming } from '../metrics/queues.js';
-import { NO_TRACING, type Tracing } from '../tracing/tracing.js';
+import type { HashTiming } from '../observability/metrics/queues.js';
+import { NO_TRACING, type Tracing } from '../observability/tracing/tracing.js';
 
 const DUMMY_PASSWORD = 'rz-auth dummy password for unknown accounts';
 /** How many of the latest checks at the current parameters a weaker hash's check may be padded to. */

@@ -15,7 +15,7 @@ import { isFieldError, type MintedToken, mintToken, requestedCidrs, tokenDetails
 import type { NewToken } from '../tokens/store.js';
 import type { IssueAppTokenBody, RegisterAppBody } from './bodies.js';
 import type { App, AppStore } from './store.js';
-import type { TokenCounts } from '../metrics/tokens.js';
+import type { TokenCounts } from '../observability/metrics/tokens.js';
 
 /** A new app token as its creation answers it: the value (shown once) and what it may do. */
 export interface IssuedAppToken {

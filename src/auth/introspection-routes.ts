@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { operation } from '../api/operation.js';
 import { type Http, serviceOf } from '../api/route.js';
-import type { IntrospectionMetrics } from '../metrics/auth.js';
+import type { IntrospectionMetrics } from '../observability/metrics/auth.js';
 import { AllowedCidrs, UserSummary, Uuid } from '../api/schemas.js';
 import type { Introspector } from './introspection.js';
 

@@ -15,7 +15,7 @@ export const SOURCE_LOST: Readonly<Record<ChangeSource['name'], GapReason>> = { 
 
 /**
  * What the change feed tells the process's metrics: domains emit through this, and only
- * `src/metrics/` knows how it is counted. Absent when metrics are off, so the feed does no work for it.
+ * `src/observability/metrics/` knows how it is counted. Absent when metrics are off, so the feed does no work for it.
  */
 export interface FeedObserver {
   /** Every listener (the caches, the event streams) has applied `change`. */

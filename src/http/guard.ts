@@ -4,9 +4,9 @@ import type { RouteAuth } from '../api/route.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { Caller } from '../auth/principal.js';
 import { insufficientScope, ProblemError, SERVICE_SCOPE } from '../errors.js';
-import type { AuthDecisions, DecisionOutcome } from '../metrics/auth.js';
+import type { AuthDecisions, DecisionOutcome } from '../observability/metrics/auth.js';
 import { networkRefusal } from '../auth/authenticator.js';
-import { ATTR, NO_TRACING, type Tracing } from '../tracing/tracing.js';
+import { ATTR, NO_TRACING, type Tracing } from '../observability/tracing/tracing.js';
 import { readBearerToken } from './bearer.js';
 import type { RequestLimits } from './rate-limit.js';
 

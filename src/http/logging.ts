@@ -3,8 +3,8 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, 
 import type { Caller } from '../auth/principal.js';
 import { type DestinationStream, pino } from 'pino';
 import type { LogLevel } from '../config.js';
-import type { HttpMetrics } from '../metrics/http.js';
-import type { Tracing } from '../tracing/tracing.js';
+import type { HttpMetrics } from '../observability/metrics/http.js';
+import type { Tracing } from '../observability/tracing/tracing.js';
 import { REDACTED as CENSORED, redactSecretParams, redactSecrets, redactShapes, redactStart } from '../lib/redact.js';
 
 const REDACTED = () => CENSORED;

@@ -7,7 +7,7 @@ import { addressKey } from '../ratelimit/address.js';
 import { type Decision, emailKey, type RateLimiter } from '../ratelimit/limiter.js';
 import type { PolicyName } from '../ratelimit/policies.js';
 import { normalizeEmail } from '../account/user-service.js';
-import type { RejectionCount } from '../metrics/ratelimit.js';
+import type { RejectionCount } from '../observability/metrics/ratelimit.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

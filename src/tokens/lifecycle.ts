@@ -13,7 +13,7 @@ import { keysetPage, type Page, type PageRequest } from '../lib/pages.js';
 import type { RevokedToken, TokenRecord } from './store.js';
 import type { UsageRecorder } from './usage.js';
 import type { UpdateTokenBody } from './bodies.js';
-import { countedType, type TokenCounts } from '../metrics/tokens.js';
+import { countedType, type TokenCounts } from '../observability/metrics/tokens.js';
 
 /** The longest grace a rotation may give the old token: a week. */
 export const MAX_GRACE_SECONDS = 604_800;

@@ -15,7 +15,7 @@ import type { ListedToken, TokenState } from './list-store.js';
 import type { NewToken, RevokedToken, TokenRecord, TokenStore } from './store.js';
 import type { UsageRecorder } from './usage.js';
 import type { CreateApiTokenBody } from './bodies.js';
-import { countedType, type TokenCounts } from '../metrics/tokens.js';
+import { countedType, type TokenCounts } from '../observability/metrics/tokens.js';
 
 /** A token as this instance knows it: the store's record with this instance's unflushed last use. */
 export function withPendingUse<T extends TokenRecord>(token: T, usage: UsageRecorder): T {

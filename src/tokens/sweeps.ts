@@ -7,7 +7,7 @@ import { idleCutoff, type TokenPolicy } from './policy.js';
 import { tokenDetails } from './service.js';
 import type { RevokedToken, TokenRecord } from './store.js';
 import type { UsageRecorder } from './usage.js';
-import { countedType, type RevokeReason, type TokenCounts } from '../metrics/tokens.js';
+import { countedType, type RevokeReason, type TokenCounts } from '../observability/metrics/tokens.js';
 
 /** After a round that revoked something: every instance hears of it now, not at its next poll. */
 async function announced(feed: ChangeFeed, revoked: number): Promise<number> {

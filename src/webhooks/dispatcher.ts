@@ -3,7 +3,7 @@ import { toAuditJson } from '../audit/json.js';
 import type { StoredAuditEvent } from '../audit/store.js';
 import { type Clock, iso } from '../clock.js';
 import { BoundedMap } from '../lib/bounded-map.js';
-import { ATTR, NO_TRACING, type TraceLink, type Tracing } from '../tracing/tracing.js';
+import { ATTR, NO_TRACING, type TraceLink, type Tracing } from '../observability/tracing/tracing.js';
 import type { DispatchEndpoint, WebhookQueue } from './queue.js';
 import type { NewDelivery } from './store.js';
 

@@ -10,8 +10,8 @@ import { createSender } from './sender.js';
 import { WebhookService } from './service.js';
 import { WebhookStore } from './store.js';
 import { DeliveryWorker } from './worker.js';
-import type { DeliveryCount } from '../metrics/queues.js';
-import type { Tracing } from '../tracing/tracing.js';
+import type { DeliveryCount } from '../observability/metrics/queues.js';
+import type { Tracing } from '../observability/tracing/tracing.js';
 
 /** How often each server process dispatches new events and looks for due deliveries. */
 export const DELIVERY_INTERVAL_MS = 1000;

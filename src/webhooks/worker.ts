@@ -6,8 +6,8 @@ import { PER_OWNER, RESERVED_FOR_OPERATOR } from './fairness.js';
 import type { AttemptOutcome, ClaimedDelivery, WebhookQueue } from './queue.js';
 import type { Send, SendResult } from './sender.js';
 import { webhookHeaders } from './signature.js';
-import type { DeliveryCount, DeliveryOutcome } from '../metrics/queues.js';
-import { ATTR, NO_TRACING, type TraceLink, type Tracing } from '../tracing/tracing.js';
+import type { DeliveryCount, DeliveryOutcome } from '../observability/metrics/queues.js';
+import { ATTR, NO_TRACING, type TraceLink, type Tracing } from '../observability/tracing/tracing.js';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;

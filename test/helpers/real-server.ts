@@ -2,7 +2,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { startServer } from '../../src/server.js';
-import type { Tracing } from '../../src/tracing/tracing.js';
+import type { Tracing } from '../../src/observability/tracing/tracing.js';
 import { type TestApp, tempDir } from './app.js';
 
 /** A {@link TestApp} backed by the real server on a random loopback port (logs are silent). */

@@ -5,7 +5,7 @@ import { generateToken } from '../../src/lib/token-format.js';
 import { type TestApp, startTestApp } from '../helpers/app.js';
 import { createApiToken, json, signup } from '../helpers/api.js';
 import { registryOf } from '../helpers/metrics.js';
-import { scrapeText } from '../../src/metrics/listener.js';
+import { scrapeText } from '../../src/observability/metrics/listener.js';
 import { createService, introspect } from '../helpers/platform.js';
 
 const ROUNDS = 5;

@@ -4,9 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { pino } from 'pino';
-import { startTracing } from '../../src/tracing/sdk.js';
+import { startTracing } from '../../src/observability/tracing/sdk.js';
 
-// Started before anything loads pg, ioredis or the app, as `serve` does (src/tracing/load.ts):
+// Started before anything loads pg, ioredis or the app, as `serve` does (src/observability/tracing/load.ts):
 // every later import is dynamic. Ratio 1 so that every request is recorded.
 const exporter = new InMemorySpanExporter();
 const tracing = startTracing({ recordClientIp: false, defaultRatio: 1, serviceName: 'rz-auth' }, { spanProcessors: [new SimpleSpanProcessor(exporter)] });

@@ -10,7 +10,7 @@ import { type ChangeSource, redisSource, sqliteSource } from '../../src/changes/
 import { ChangeStore } from '../../src/changes/store.js';
 import { type Database, openDatabase } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { PropagationMetrics } from '../../src/metrics/propagation.js';
+import { PropagationMetrics } from '../../src/observability/metrics/propagation.js';
 import { tempDir } from '../helpers/app.js';
 import { sampleCount, valueOf } from '../helpers/metrics.js';
 import { REDIS_URL, redisAvailable, uniquePrefix } from '../helpers/services.js';

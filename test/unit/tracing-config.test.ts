@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/lib/env-vars.js';
-import { tracingFrom } from '../../src/tracing/config.js';
+import { tracingFrom } from '../../src/observability/tracing/config.js';
 
 describe('tracing configuration (OTEL_*)', () => {
   const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' };

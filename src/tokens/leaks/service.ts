@@ -6,7 +6,7 @@ import { type OpaqueKind, tokenDigest, tokenKind } from '../../lib/token-format.
 import { tokenDetails } from '../service.js';
 import type { TokenLookup, TokenStore } from '../store.js';
 import type { GitHubKeys, GitHubSignature } from './github-keys.js';
-import { countedType, type TokenCounts } from '../../metrics/tokens.js';
+import { countedType, type TokenCounts } from '../../observability/metrics/tokens.js';
 
 /** How a report arrived: a list of strings, or GitHub secret scanning's array of matches. */
 export type ReportFormat = 'list' | 'github';

@@ -1,5 +1,5 @@
 import { Counter, type Registry } from 'prom-client';
-import type { PolicyName } from '../ratelimit/policies.js';
+import type { PolicyName } from '../../ratelimit/policies.js';
 
 /** Reports one request refused by a rate-limit policy. */
 export type RejectionCount = (policy: PolicyName) => void;

@@ -1,4 +1,4 @@
-import type { Env } from '../lib/env-vars.js';
+import type { Env } from '../../lib/env-vars.js';
 import { tracingFrom } from './config.js';
 import { NO_TRACING, type Tracing } from './tracing.js';
 

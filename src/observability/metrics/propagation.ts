@@ -1,6 +1,6 @@
 import { Counter, Histogram } from 'prom-client';
-import { type DeliveryObserver, type FeedObserver, type GapReason, isRevocation } from '../changes/observer.js';
-import type { Change } from '../changes/store.js';
+import { type DeliveryObserver, type FeedObserver, type GapReason, isRevocation } from '../../changes/observer.js';
+import type { Change } from '../../changes/store.js';
 import type { Metrics } from './registry.js';
 
 /**

@@ -1,4 +1,4 @@
-import { bool, ConfigError, type Env, raw } from '../lib/env-vars.js';
+import { bool, ConfigError, type Env, raw } from '../../lib/env-vars.js';
 
 /** Tracing's own settings; the exporter, its protocol and the resource are read by the SDK from OTEL_*. */
 export interface TracingConfig {

@@ -1,5 +1,5 @@
 import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { redactSecrets, redactStart } from '../lib/redact.js';
+import { redactSecrets, redactStart } from '../../lib/redact.js';
 
 /** SpanKind.SERVER, spelt out: this file loads nothing of OpenTelemetry but its types. */
 const SERVER = 1;

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
-import { ConfigError, type Env, raw } from '../lib/env-vars.js';
+import { ConfigError, type Env, raw } from '../../lib/env-vars.js';
 
 /** The separate listener that serves `GET /metrics` (METRICS_ADDR, METRICS_TOKEN; docs/operations.md). */
 export interface MetricsConfig {

@@ -1,4 +1,4 @@
-// Loaded only when tracing is configured (src/tracing/config.ts), before the server: the bundle
+// Loaded only when tracing is configured (src/observability/tracing/config.ts), before the server: the bundle
 // imports it as a file of its own (dist/tracing.js), so with tracing off no OpenTelemetry module is
 // ever loaded. Nothing else in src/ imports OpenTelemetry; the service calls it through Tracing.
 import type { IncomingMessage } from 'node:http';
@@ -13,7 +13,7 @@ import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { ParentBasedSampler, type SpanProcessor, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
 import type { FastifyRequest } from 'fastify';
-import { isUuid } from '../lib/ids.js';
+import { isUuid } from '../../lib/ids.js';
 import type { TracingConfig } from './config.js';
 import { ScrubbingSpanProcessor } from './scrub.js';
 import { ATTR, type Tracing } from './tracing.js';

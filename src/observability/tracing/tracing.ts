@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 
 /**
- * What the service asks of tracing (docs/tracing.md). Nothing outside src/tracing/sdk.ts and the
+ * What the service asks of tracing (docs/tracing.md). Nothing outside src/observability/tracing/sdk.ts and the
  * files only it imports may load OpenTelemetry: with tracing off every caller holds
  * {@link NO_TRACING}, no OpenTelemetry module is loaded and each call below costs a no-op.
  */
