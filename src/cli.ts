@@ -15,6 +15,7 @@ import { redactEcho, redactSecrets } from './lib/redact.js';
 import { closeOnSignals, startServer } from './server.js';
 import { createServices, type Services } from './composition-root.js';
 import { VERSION } from './version.js';
+import { MAX_LOOKUPS } from './webhooks/lookup-slots.js';
 
 const USAGE = `rz-auth ${VERSION}: authentication and token service
 
@@ -80,8 +81,11 @@ const commands: Record<string, Command> = {
   async serve(args, config) {
     const { values } = parseOnce({ args, options: { workers: { type: 'string' } } });
     const workers = values.workers === undefined ? config.workers : parseWorkers(values.workers, '--workers');
-    // Leave pool threads free for the rest of the process while argon2 uses `hashConcurrency` of them.
-    process.env.UV_THREADPOOL_SIZE ??= String(config.passwords.hashConcurrency + 4);
+    // argon2 hashes on libuv's pool, and each pool thread that has ever hashed keeps a hash's memory
+    // (bench/README.md, "Where rz-auth's memory goes"): the pool has `hashConcurrency` threads, and
+    // the system resolver's lookup slots on top when webhooks may use it, since a lookup can hang.
+    const lookupSlots = config.webhooks.allowPrivate ? MAX_LOOKUPS : 0;
+    process.env.UV_THREADPOOL_SIZE ??= String(config.passwords.hashConcurrency + lookupSlots);
     if (workers > 1 || cluster.isWorker) await serveCluster({ ...config, workers });
     else closeOnSignals(await startServer(config));
   },
