@@ -220,6 +220,7 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-const code = await main(process.argv.slice(2));
-// `serve` keeps running; every other command exits with its status.
-if (code !== 0 || !['serve'].includes(process.argv[2] ?? '')) process.exitCode = code;
+void main(process.argv.slice(2)).then((code) => {
+  // `serve` keeps running; every other command exits with its status.
+  if (code !== 0 || !['serve'].includes(process.argv[2] ?? '')) process.exitCode = code;
+});
