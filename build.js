@@ -1,4 +1,4 @@
-// Builds the service into one file, dist/cli.js (what `npm start` and the bin run), with esbuild:
+// Builds the service into one CommonJS file, dist/cli.js (what `npm start` and the bin run), with esbuild:
 // one module to load instead of about 1,200 starts faster and keeps less in memory. Whitespace and
 // syntax are minified, names are not, so stack traces still read; the source map beside it maps
 // them back to src/ under `node --enable-source-maps`. Plain JavaScript so that it runs with no
@@ -11,7 +11,10 @@ import { build } from 'esbuild';
 const common = {
   bundle: true,
   platform: 'node',
-  format: 'esm',
+  // CommonJS (dist/package.json says so), which Node loads synchronously: Node 20 reads an ES
+  // module entry on libuv's thread pool, which starts the pool at its default size before the
+  // `serve` command can size it (src/cli.ts).
+  format: 'cjs',
   target: 'node20.19',
   minifyWhitespace: true,
   minifySyntax: true,
@@ -19,6 +22,9 @@ const common = {
   legalComments: 'linked',
   write: false,
   logLevel: 'warning',
+  // The sources locate files beside the bundle with import.meta.url, which CommonJS does not have.
+  define: { 'import.meta.url': 'rzImportMetaUrl' },
+  banner: { js: "'use strict'; const rzImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
 };
 
 /**
@@ -62,14 +68,13 @@ const result = await build({
     // Serves its own static files from beside its code.
     '@fastify/swagger-ui',
   ],
-  // The bundled CommonJS libraries require Node's built-ins; an ES module has no `require` of its own.
-  banner: { js: "import { createRequire as rzCreateRequire } from 'node:module'; const require = rzCreateRequire(import.meta.url);" },
 });
 
 // Written beside the output and renamed over it, so a server starting during a build never loads
 // a half-written file; the map first, the code last.
 const dist = join(import.meta.dirname, 'dist');
 mkdirSync(dist, { recursive: true });
+writeFileSync(join(dist, 'package.json'), `${JSON.stringify({ type: 'commonjs' })}\n`);
 for (const file of [...tracing.outputFiles, ...result.outputFiles].toSorted((a, b) => Number(a.path.endsWith('.js')) - Number(b.path.endsWith('.js')))) {
   const next = `${file.path}.next-${process.pid}`;
   writeFileSync(next, file.contents, { mode: file.path.endsWith('.js') ? 0o755 : 0o644 });
@@ -78,5 +83,5 @@ for (const file of [...tracing.outputFiles, ...result.outputFiles].toSorted((a, 
 
 // Anything else in dist/ is from an older build layout: nothing loads it, and it would only mislead.
 for (const entry of readdirSync(dist)) {
-  if (!/^(public|cli\.js|tracing\.js)(\.|$)/.test(entry)) rmSync(join(dist, entry), { recursive: true, force: true });
+  if (!/^(public|cli\.js|tracing\.js|package\.json)(\.|$)/.test(entry)) rmSync(join(dist, entry), { recursive: true, force: true });
 }

@@ -17,6 +17,7 @@ import { loadTracing } from './observability/tracing/load.js';
 import { NO_TRACING } from './observability/tracing/tracing.js';
 import { createServices, type Services } from './composition-root.js';
 import { VERSION } from './version.js';
+import { MAX_LOOKUPS } from './webhooks/lookup-slots.js';
 
 const USAGE = `rz-auth ${VERSION}: authentication and token service
 
@@ -82,8 +83,11 @@ const commands: Record<string, Command> = {
   async serve(args, config) {
     const { values } = parseOnce({ args, options: { workers: { type: 'string' } } });
     const workers = values.workers === undefined ? config.workers : parseWorkers(values.workers, '--workers');
-    // Leave pool threads free for the rest of the process while argon2 uses `hashConcurrency` of them.
-    process.env.UV_THREADPOOL_SIZE ??= String(config.passwords.hashConcurrency + 4);
+    // argon2 hashes on libuv's pool, and each pool thread that has ever hashed keeps a hash's memory
+    // (bench/README.md, "Where rz-auth's memory goes"): the pool has `hashConcurrency` threads, and
+    // the system resolver's lookup slots on top when webhooks may use it, since a lookup can hang.
+    const lookupSlots = config.webhooks.allowPrivate ? MAX_LOOKUPS : 0;
+    process.env.UV_THREADPOOL_SIZE ??= String(config.passwords.hashConcurrency + lookupSlots);
     // Each process that serves requests traces them: a cluster's workers, not its primary.
     const tracing = workers > 1 && cluster.isPrimary ? NO_TRACING : await loadTracing(process.env);
     if (workers > 1 || cluster.isWorker) await serveCluster({ ...config, workers }, tracing);
@@ -220,6 +224,7 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-const code = await main(process.argv.slice(2));
-// `serve` keeps running; every other command exits with its status.
-if (code !== 0 || !['serve'].includes(process.argv[2] ?? '')) process.exitCode = code;
+void main(process.argv.slice(2)).then((code) => {
+  // `serve` keeps running; every other command exits with its status.
+  if (code !== 0 || !['serve'].includes(process.argv[2] ?? '')) process.exitCode = code;
+});

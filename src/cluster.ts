@@ -34,7 +34,7 @@ export async function serveCluster(config: Config, tracing: Tracing): Promise<vo
   }
   const services = await createServices(config);
   await services.close();
-  if (!config.redisUrl) holdClusterCounters(config.rateLimits, config.redisPrefix);
+  if (!config.redisUrl) holdClusterCounters(config.rateLimits);
 
   let stopping = false;
   const crashes: number[] = [];

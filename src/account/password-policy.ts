@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { FieldError } from '../errors.js';
 import { packageFile } from '../lib/package-file.js';
+import { SortedStrings } from '../lib/sorted-strings.js';
 import { codePoints } from '../lib/text.js';
 
 /** NIST SP 800-63B-4: a verifier may cap length, but at no less than 64 characters; we allow 1024 bytes. */
@@ -9,19 +10,15 @@ export const MAX_PASSWORD_BYTES = 1024;
 const BLOCKLIST_FILE = packageFile('assets/common-passwords.txt');
 
 /** A list file: one entry per line, in any order; empty lines are ignored. */
-export function readBlocklist(file: URL | string): ReadonlySet<string> {
-  const entries = new Set<string>();
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    const entry = line.endsWith('\r') ? line.slice(0, -1) : line;
-    if (entry !== '') entries.add(entry);
-  }
-  return entries;
+export function readBlocklist(file: URL | string): SortedStrings {
+  const lines = readFileSync(file, 'utf8').split('\n');
+  return new SortedStrings(lines.map((line) => (line.endsWith('\r') ? line.slice(0, -1) : line)).filter((entry) => entry !== ''));
 }
 
-let shipped: ReadonlySet<string> | undefined;
+let shipped: SortedStrings | undefined;
 
 /** The shipped list of common and breached passwords (lower-cased), read into memory once per process. */
-export function loadBlocklist(): ReadonlySet<string> {
+export function loadBlocklist(): SortedStrings {
   shipped ??= readBlocklist(BLOCKLIST_FILE);
   return shipped;
 }

@@ -116,25 +116,20 @@ const DOCS_PREFIX = '/docs';
 /**
  * The document is fixed once the app is ready (no route is added after), but the generator caches
  * only the object, and serialising the whole document for each request would let anyone spend the
- * server's CPU: each form is serialised once, when the app is ready, and every request sends the
- * same bytes.
+ * server's CPU: each form is serialised once, on its first request, and every request sends the
+ * same bytes. Not before: the document and its forms take a few MB that most servers, asked only
+ * for the API, would hold for nothing.
  */
 function fixedDocument(app: FastifyInstance): FixedDocument {
   const once = (make: () => string) => {
     let bytes: Buffer | undefined;
     return () => (bytes ??= Buffer.from(make()));
   };
-  const document = {
+  return {
     json: { type: 'application/json; charset=utf-8', bytes: once(() => JSON.stringify(app.swagger())) },
     // The type the UI plugin gives it.
     yaml: { type: 'application/x-yaml', bytes: once(() => app.swagger({ yaml: true })) },
   };
-  app.addHook('onReady', (done) => {
-    document.json.bytes();
-    document.yaml.bytes();
-    done();
-  });
-  return document;
 }
 
 /**

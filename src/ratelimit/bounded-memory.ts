@@ -1,4 +1,12 @@
 import { RateLimiterMemory, type RateLimiterRes } from 'rate-limiter-flexible';
+import type { Quota } from './policies.js';
+
+/**
+ * How many keys one policy's in-process counters hold at most (each a record and a timer for a
+ * window); past it, the least counted key is forgotten (see BoundedMemoryLimiter). Redis needs no
+ * such cap: every key there expires with its window.
+ */
+export const MAX_KEYS_PER_POLICY = 20_000;
 
 /** What one policy's in-process counters are built from (rate-limiter-flexible's options). */
 export interface CounterOptions {
@@ -133,3 +141,10 @@ export class BoundedMemoryLimiter extends RateLimiterMemory {
     return Math.min(entry.count, this.points + 1);
   }
 }
+
+/**
+ * One policy's counters in this process (or, under `serve --workers`, in the primary): one store per
+ * policy, so no key prefix, and the caller's key string (cached per credential) is the map key.
+ */
+export const policyCounter = (quota: Quota, maxKeys = MAX_KEYS_PER_POLICY): BoundedMemoryLimiter =>
+  new BoundedMemoryLimiter({ keyPrefix: '', points: quota.quota, duration: quota.windowSeconds }, maxKeys);

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import cluster from 'node:cluster';
-import { RateLimiterCluster, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { ProblemError } from '../errors.js';
-import { BoundedMemoryLimiter, type CounterOptions } from './bounded-memory.js';
+import { BoundedMemoryLimiter, type CounterOptions, MAX_KEYS_PER_POLICY, policyCounter } from './bounded-memory.js';
+import { ClusterCounters, workerChannel } from './cluster.js';
 import { POLICY_NAMES, type PolicyName, type Quota, type RateLimitConfig } from './policies.js';
 
 /** The outcome of one check, enough to write the RateLimit headers. */
@@ -23,14 +24,7 @@ export interface Decision {
  */
 const FAIL_CLOSED: ReadonlySet<PolicyName> = new Set(['login-address', 'login-email', 'signup-address', 'signup-email']);
 
-/**
- * How many keys one policy's in-process counters hold at most (each a record and a timer for a
- * window); past it, the least counted key is forgotten (see BoundedMemoryLimiter). Redis needs no
- * such cap: every key there expires with its window.
- */
-export const MAX_KEYS_PER_POLICY = 20_000;
-
-/** One policy's counter options, the same in a worker and in the cluster primary that holds its counters. */
+/** One policy's counter options in Redis. */
 export const counterOptions = (policy: PolicyName, quota: Quota, redisPrefix: string): CounterOptions => ({
   keyPrefix: `${redisPrefix}rl:${policy}`,
   points: quota.quota,
@@ -44,6 +38,11 @@ export const counterOptions = (policy: PolicyName, quota: Quota, redisPrefix: st
  */
 export const emailKey = (normalizedEmail: string): string => createHash('sha256').update(normalizedEmail).digest('base64url').slice(0, 22);
 
+/** One policy's counters, wherever they are: resolves with the count, rejects with it when the quota is spent. */
+interface Counter {
+  consume(key: string, points?: number): Promise<RateLimiterRes>;
+}
+
 /**
  * Fixed-window counters per policy (rate-limiter-flexible, atomic in every store): in Redis when
  * configured (one Lua call per check), else in the cluster primary when this process is a
@@ -51,25 +50,24 @@ export const emailKey = (normalizedEmail: string): string => createHash('sha256'
  * address limits fall back to a per-instance counter while Redis is unreachable.
  */
 export class RateLimiter {
-  private readonly limiters = new Map<PolicyName, { limiter: RateLimiterAbstract; quota: Quota }>();
+  private readonly limiters = new Map<PolicyName, { limiter: Counter; quota: Quota }>();
 
   constructor(config: RateLimitConfig, redis: Redis | null, redisPrefix = 'rz:', maxKeys = MAX_KEYS_PER_POLICY) {
+    const primary = !redis && cluster.isWorker ? new ClusterCounters(workerChannel()) : null;
     for (const policy of POLICY_NAMES) {
       const quota = config[policy];
       if (!quota) continue;
       const options = counterOptions(policy, quota, redisPrefix);
-      const limiter = redis
+      const limiter: Counter = redis
         ? new RateLimiterRedis({
             ...options,
             storeClient: redis,
             rejectIfRedisNotReady: true,
             ...(FAIL_CLOSED.has(policy) ? {} : { insuranceLimiter: new BoundedMemoryLimiter(options, maxKeys) }),
           })
-        : cluster.isWorker
-          ? new RateLimiterCluster({ ...options, timeoutMs: 2000 })
-          : // One store per policy in this process: no prefix needed, and without one the caller's
-            // key string (cached per credential) is the map key, its hash computed once.
-            new BoundedMemoryLimiter({ ...options, keyPrefix: '' }, maxKeys);
+        : primary
+          ? { consume: (key, points) => primary.consume(policy, key, points) }
+          : policyCounter(quota, maxKeys);
       this.limiters.set(policy, { limiter, quota });
     }
   }

@@ -3,7 +3,8 @@
  * names are DNS queries, which need no slot: resolution.ts). dns.lookup runs getaddrinfo on libuv's
  * thread pool, which argon2 shares (every login), and a lookup cannot be cancelled: a timeout only
  * stops waiting for it. Without a cap, names whose DNS server never answers could hold every
- * thread of the pool and stall logins. A slot is freed when the lookup really ends.
+ * thread of the pool and stall logins; `serve` gives the pool one thread per slot besides the
+ * hashing ones (cli.ts). A slot is freed when the lookup really ends.
  */
 export const MAX_LOOKUPS = 2;
 

@@ -26,6 +26,14 @@ describe('packageFile', () => {
     expect(packageFile('package.json').href).toBe(new URL('../../package.json', import.meta.url).href);
   });
 
+  it("skips dist/'s package.json, which only says the bundle is CommonJS", () => {
+    const nested = join(temp.dir, 'nested');
+    mkdirSync(join(nested, 'dist'), { recursive: true });
+    writeFileSync(join(nested, 'package.json'), '{"name":"rz-auth"}');
+    writeFileSync(join(nested, 'dist', 'package.json'), '{"type":"commonjs"}');
+    expect(packageFile('assets/list.txt', pathToFileURL(join(nested, 'dist', 'cli.js'))).href).toBe(`${root}nested/assets/list.txt`);
+  });
+
   it('fails loudly when no directory above holds a package.json', () => {
     expect(() => packageFile('package.json', 'file:///no-such-dir/a/b.js')).toThrow(/no package.json in any directory above/);
   });
