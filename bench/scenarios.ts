@@ -96,7 +96,7 @@ export const SCENARIOS: readonly Scenario[] = [
     targets: [{ kind: 'p99', maxMs: 50 }, RSS],
   },
   {
-    // What tracing costs at the shipped ratio (docs/tracing.md): measured against the same server untraced.
+    // What tracing costs at the shipped ratio (docs/operations.md): measured against the same server untraced.
     id: 'me-api-token-tracing',
     title: 'GET /api/me, API token, tracing on (ratio 0.01, OTLP/HTTP to a local sink)',
     server: 'rz-auth-tracing',

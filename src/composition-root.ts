@@ -98,7 +98,7 @@ export interface Services {
   readonly redis: Redis | null;
   /** Prometheus series, when METRICS_ADDR is set (docs/operations.md). */
   readonly metrics: Metrics | null;
-  readonly tracing: Tracing; // spans of requests, password checks, webhooks (docs/tracing.md)
+  readonly tracing: Tracing; // spans of requests, password checks, webhooks (docs/operations.md)
   /** Flushes pending writes and closes connections. */
   close(): Promise<void>;
 }

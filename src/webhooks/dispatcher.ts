@@ -50,7 +50,7 @@ export function planDeliveries(events: readonly StoredAuditEvent[], endpoints: r
  * request path: recording an event costs nothing more than its insert). Events are claimed
  * atomically, so instances running at once each dispatch an event exactly once between them.
  * With tracing on, a round is a PRODUCER span, and the deliveries it made remember it: their
- * attempts, when this process sends them, link to it ({@link takeLink}; docs/tracing.md).
+ * attempts, when this process sends them, link to it ({@link takeLink}; docs/operations.md).
  */
 export class Dispatcher {
   private readonly links = new BoundedMap<string, TraceLink>(MAX_LINKS);

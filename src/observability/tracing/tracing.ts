@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 
 /**
- * What the service asks of tracing (docs/tracing.md). Nothing outside src/observability/tracing/sdk.ts and the
+ * What the service asks of tracing (docs/operations.md). Nothing outside src/observability/tracing/sdk.ts and the
  * files only it imports may load OpenTelemetry: with tracing off every caller holds
  * {@link NO_TRACING}, no OpenTelemetry module is loaded and each call below costs a no-op.
  */
@@ -48,7 +48,7 @@ export interface SpanOptions {
   readonly links?: readonly TraceLink[];
 }
 
-/** The attribute names of our own (docs/tracing.md). */
+/** The attribute names of our own (docs/operations.md). */
 export const ATTR = {
   tokenType: 'rz.auth.token_type',
   outcome: 'rz.auth.outcome',
