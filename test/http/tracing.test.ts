@@ -9,7 +9,7 @@ import { startTracing } from '../../src/observability/tracing/sdk.js';
 // Started before anything loads pg, ioredis or the app, as `serve` does (src/observability/tracing/load.ts):
 // every later import is dynamic. Ratio 1 so that every request is recorded.
 const exporter = new InMemorySpanExporter();
-const tracing = startTracing({ recordClientIp: false, defaultRatio: 1, serviceName: 'rz-auth' }, { spanProcessors: [new SimpleSpanProcessor(exporter)] });
+const tracing = startTracing({ exporters: [], otlpProtocol: 'http/protobuf', recordClientIp: false, defaultRatio: 1, serviceName: 'rz-auth' }, { spanProcessors: [new SimpleSpanProcessor(exporter)] });
 const { startRealServer, rawRequest } = await import('../helpers/real-server.js');
 const { freshPostgresDatabase, postgresAvailable, redisAvailable, REDIS_URL, uniquePrefix } = await import('../helpers/services.js');
 const { startReceiver } = await import('../helpers/webhooks.js');

@@ -16,7 +16,7 @@ describe('tracing configuration (OTEL_*)', () => {
   });
 
   it('parentbased_traceidratio at 0.01 when OTEL_TRACES_SAMPLER is unset, its argument when given; the SDK reads a set sampler', () => {
-    expect(tracingFrom(endpoint)).toEqual({ recordClientIp: false, defaultRatio: 0.01, serviceName: 'rz-auth' });
+    expect(tracingFrom(endpoint)).toEqual({ exporters: ['otlp'], otlpProtocol: 'http/protobuf', recordClientIp: false, defaultRatio: 0.01, serviceName: 'rz-auth' });
     expect(tracingFrom({ ...endpoint, OTEL_TRACES_SAMPLER_ARG: '0.25' })?.defaultRatio).toBe(0.25);
     expect(tracingFrom({ ...endpoint, OTEL_TRACES_SAMPLER: 'always_on' })?.defaultRatio).toBeNull();
     for (const bad of ['2', '-1', 'half', '0.5.1']) expect(() => tracingFrom({ ...endpoint, OTEL_TRACES_SAMPLER_ARG: bad }), bad).toThrow(ConfigError);
@@ -26,6 +26,14 @@ describe('tracing configuration (OTEL_*)', () => {
     expect(tracingFrom({ ...endpoint, OTEL_SERVICE_NAME: 'auth-eu' })?.serviceName).toBeNull();
     expect(tracingFrom({ ...endpoint, OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=prod,service.name=auth' })?.serviceName).toBeNull();
     expect(tracingFrom({ ...endpoint, OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=prod' })?.serviceName).toBe('rz-auth');
+  });
+
+  it('exporters from OTEL_TRACES_EXPORTER (otlp by default) and the OTLP protocol, the traces-only variable first; anything else refuses the start', () => {
+    expect(tracingFrom({ OTEL_TRACES_EXPORTER: 'otlp, console' })?.exporters).toEqual(['otlp', 'console']);
+    expect(tracingFrom({ ...endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })?.otlpProtocol).toBe('grpc');
+    expect(tracingFrom({ ...endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' })?.otlpProtocol).toBe('http/json');
+    expect(() => tracingFrom({ OTEL_TRACES_EXPORTER: 'jaeger' })).toThrow(/OTEL_TRACES_EXPORTER/);
+    expect(() => tracingFrom({ ...endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'udp' })).toThrow(/OTEL_EXPORTER_OTLP_PROTOCOL/);
   });
 
   it('OTEL_RECORD_CLIENT_IP: false by default, a boolean, checked even with tracing off', () => {

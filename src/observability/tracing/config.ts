@@ -1,7 +1,20 @@
 import { bool, ConfigError, type Env, raw } from '../../lib/env-vars.js';
 
-/** Tracing's own settings; the exporter, its protocol and the resource are read by the SDK from OTEL_*. */
+/** Where spans go (OTEL_TRACES_EXPORTER, `otlp` by default). */
+export type TraceExporter = 'otlp' | 'console' | 'zipkin';
+/** How OTLP is sent (OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL). */
+export type OtlpProtocol = 'http/protobuf' | 'http/json' | 'grpc';
+
+const EXPORTERS: readonly string[] = ['otlp', 'console', 'zipkin'];
+const PROTOCOLS: readonly string[] = ['http/protobuf', 'http/json', 'grpc'];
+
+/**
+ * Tracing's own settings, and which exporters to build; each exporter reads its endpoint, headers
+ * and timeout from the standard OTEL_EXPORTER_* variables itself, and the SDK the resource.
+ */
 export interface TracingConfig {
+  readonly exporters: readonly TraceExporter[];
+  readonly otlpProtocol: OtlpProtocol;
   /** Record `client.address` (the address the rate limiter sees) on server spans: personal data. */
   readonly recordClientIp: boolean;
   /** The root sampler's ratio when OTEL_TRACES_SAMPLER is unset; null when it is set (the SDK reads it). */
@@ -30,6 +43,11 @@ export function tracingFrom(env: Env): TracingConfig | null {
       throw new ConfigError(`OTEL_TRACES_SAMPLER_ARG must be a ratio from 0 to 1, got "${arg}"`);
     }
   }
+  const exporters = (exporter ?? 'otlp').split(',').map((name) => name.trim());
+  const unknown = exporters.find((name) => !EXPORTERS.includes(name));
+  if (unknown !== undefined) throw new ConfigError(`OTEL_TRACES_EXPORTER must list ${EXPORTERS.join(', ')} or be none, got "${unknown}"`);
+  const protocol = (raw(env, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') ?? raw(env, 'OTEL_EXPORTER_OTLP_PROTOCOL') ?? 'http/protobuf').toLowerCase();
+  if (!PROTOCOLS.includes(protocol)) throw new ConfigError(`OTEL_EXPORTER_OTLP_PROTOCOL must be ${PROTOCOLS.join(', ')}, got "${protocol}"`);
   const named = raw(env, 'OTEL_SERVICE_NAME') !== undefined || /(^|,)\s*service\.name\s*=/.test(raw(env, 'OTEL_RESOURCE_ATTRIBUTES') ?? '');
-  return { recordClientIp, defaultRatio, serviceName: named ? null : 'rz-auth' };
+  return { exporters: exporters as TraceExporter[], otlpProtocol: protocol as OtlpProtocol, recordClientIp, defaultRatio, serviceName: named ? null : 'rz-auth' };
 }

@@ -3,7 +3,6 @@
 // ever loaded. Nothing else in src/ imports OpenTelemetry; the service calls it through Tracing.
 import type { IncomingMessage } from 'node:http';
 import { createRequire, register } from 'node:module';
-import { dirname, join } from 'node:path';
 import { context, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
 import { FastifyOtelInstrumentation } from '@fastify/otel';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
@@ -11,7 +10,18 @@ import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { NodeSDK } from '@opentelemetry/sdk-node';
-import { ParentBasedSampler, type SpanProcessor, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
+import { OTLPTraceExporter as GrpcTraceExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
+import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { ZipkinExporter } from '@opentelemetry/exporter-zipkin';
+import {
+  BatchSpanProcessor,
+  ConsoleSpanExporter,
+  ParentBasedSampler,
+  SimpleSpanProcessor,
+  type SpanProcessor,
+  TraceIdRatioBasedSampler,
+} from '@opentelemetry/sdk-trace-base';
 import type { FastifyRequest } from 'fastify';
 import { isUuid } from '../../lib/ids.js';
 import type { TracingConfig } from './config.js';
@@ -24,12 +34,17 @@ const KINDS = { internal: SpanKind.INTERNAL, producer: SpanKind.PRODUCER, client
 const TOKEN_ROUTE = /^\/api\/tokens\/:id(\/|$)/;
 
 /**
- * The exporters OTEL_TRACES_EXPORTER and OTEL_EXPORTER_OTLP_* name, as the SDK itself builds them
- * when given no processors: we give it ours (the scrubber first), so we ask its own builder.
+ * The exporters OTEL_TRACES_EXPORTER names, each behind the SDK's batching processor (console's
+ * behind the simple one, so each span prints as it ends). Our scrubber goes in front of them all,
+ * which is why they are built here rather than by the SDK from the same variables.
  */
-function processorsFromEnv(): SpanProcessor[] {
-  const utils = join(dirname(require.resolve('@opentelemetry/sdk-node')), 'utils.js');
-  return (require(utils) as { getSpanProcessorsFromEnv(meter: undefined): SpanProcessor[] }).getSpanProcessorsFromEnv(undefined);
+function processorsFor(config: TracingConfig): SpanProcessor[] {
+  return config.exporters.map((name) => {
+    if (name === 'console') return new SimpleSpanProcessor(new ConsoleSpanExporter());
+    if (name === 'zipkin') return new BatchSpanProcessor(new ZipkinExporter());
+    const protocol = config.otlpProtocol;
+    return new BatchSpanProcessor(protocol === 'grpc' ? new GrpcTraceExporter() : protocol === 'http/json' ? new JsonTraceExporter() : new ProtobufTraceExporter());
+  });
 }
 
 export interface TracingOptions {
@@ -86,7 +101,7 @@ export function startTracing(config: TracingConfig, options: TracingOptions = {}
   const sdk = new NodeSDK({
     ...(config.serviceName === null ? {} : { serviceName: config.serviceName }),
     ...(config.defaultRatio === null ? {} : { sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.defaultRatio) }) }),
-    spanProcessors: [new ScrubbingSpanProcessor(config.recordClientIp), ...(options.spanProcessors ?? processorsFromEnv())],
+    spanProcessors: [new ScrubbingSpanProcessor(config.recordClientIp), ...(options.spanProcessors ?? processorsFor(config))],
     instrumentations,
     // Traces only: metrics are prom-client's (METRICS_ADDR), logs go to stdout.
     metricReaders: [],
