@@ -7,6 +7,8 @@ import { isUniqueViolation } from '../db/dialect.js';
 import type { PasswordHasher } from './password-hasher.js';
 import { checkPassword, normalizePassword } from './password-policy.js';
 import type { User, UserStore } from './user-store.js';
+import type { TokenCounts } from '../observability/metrics/tokens.js';
+import type { ActiveTokens } from '../tokens/active-count-store.js';
 
 export interface NewUserInput {
   readonly email: string;
@@ -41,6 +43,7 @@ export class UserService {
     private readonly feed: ChangeFeed,
     private readonly clock: Clock,
     private readonly policy: { minLength: number; blocklist: { has(value: string): boolean } },
+    private readonly counts: TokenCounts | null = null,
   ) {}
 
   /**
@@ -93,7 +96,14 @@ export class UserService {
   /** Deletes an account with everything it owns; its tokens stop working on the next request. */
   async delete(id: string, context: RequestContext = OPERATOR_CONTEXT): Promise<boolean> {
     const now = this.clock.now();
-    const deleted = await this.store.delete(id, iso(now), auditEvent({ type: 'user.deleted', userId: id, subject: { type: 'user', id } }, context, now));
+    const counts = this.counts;
+    const revoked = counts
+      ? (tokens: ActiveTokens) => {
+          counts.revoked('api_token', 'user_deleted', tokens.api);
+          counts.revoked('app_token', 'user_deleted', tokens.app);
+        }
+      : undefined;
+    const deleted = await this.store.delete(id, iso(now), auditEvent({ type: 'user.deleted', userId: id, subject: { type: 'user', id } }, context, now), revoked);
     if (deleted) await this.feed.committed('user', id);
     return deleted;
   }

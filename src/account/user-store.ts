@@ -3,6 +3,7 @@ import type { AuditEvent } from '../audit/events.js';
 import { recordAudit } from '../audit/store.js';
 import { changeTransaction, recordChange } from '../changes/store.js';
 import type { Tables } from '../db/tables.js';
+import { type ActiveTokens, activeTokens } from '../tokens/active-count-store.js';
 
 /** A user as the rest of the service sees it. */
 export interface User {
@@ -89,14 +90,20 @@ export class UserStore {
     return result.numUpdatedRows === 1n;
   }
 
-  /** Deletes the user; sessions, apps and tokens go with it (foreign keys cascade). */
-  async delete(id: string, at: string, event?: AuditEvent): Promise<boolean> {
-    return changeTransaction(this.db, async (trx) => {
+  /**
+   * Deletes the user; sessions, apps and tokens go with it (foreign keys cascade). `revoked`, when
+   * given, learns how many of the tokens were active (counted in the same transaction).
+   */
+  async delete(id: string, at: string, event?: AuditEvent, revoked?: (tokens: ActiveTokens) => void): Promise<boolean> {
+    const outcome = await changeTransaction(this.db, async (trx) => {
+      const active = revoked ? await activeTokens(trx, { userId: id }, at) : null;
       const result = await trx.deleteFrom('users').where('id', '=', id).executeTakeFirst();
-      if (result.numDeletedRows === 0n) return false;
+      if (result.numDeletedRows === 0n) return null;
       await recordChange(trx, 'user', id, at, { type: 'user.deleted', data: { user_id: id } });
       if (event) await recordAudit(trx, event);
-      return true;
+      return { active };
     });
+    if (outcome?.active) revoked?.(outcome.active);
+    return outcome !== null;
   }
 }

@@ -16,6 +16,7 @@ import type { NewToken } from '../tokens/store.js';
 import type { IssueAppTokenBody, RegisterAppBody } from './bodies.js';
 import type { App, AppStore } from './store.js';
 import type { TokenCounts } from '../observability/metrics/tokens.js';
+import type { ActiveTokens } from '../tokens/active-count-store.js';
 
 /** A new app token as its creation answers it: the value (shown once) and what it may do. */
 export interface IssuedAppToken {
@@ -118,7 +119,9 @@ export class AppService {
   async delete(userId: string, id: string, context: RequestContext): Promise<void> {
     const now = this.clock.now();
     const event = auditEvent({ type: 'app.deleted', userId, subject: { type: 'app', id } }, context, now);
-    if (!isUuid(id) || !(await this.store.delete(id, userId, iso(now), event))) throw notFound();
+    const counts = this.counts;
+    const revoked = counts ? (tokens: ActiveTokens) => counts.revoked('app_token', 'app_deleted', tokens.app) : undefined;
+    if (!isUuid(id) || !(await this.store.delete(id, userId, iso(now), event, revoked))) throw notFound();
     await this.feed.committed('app', id);
   }
 

@@ -8,6 +8,7 @@ import type { PageRequest } from '../lib/pages.js';
 import { fewerCountedThan } from '../tokens/list-store.js';
 import type { AppsTable, Tables } from '../db/tables.js';
 import { insertToken, type NewToken } from '../tokens/store.js';
+import { type ActiveTokens, activeTokens } from '../tokens/active-count-store.js';
 
 /** A registered application or game. */
 export interface App {
@@ -87,14 +88,20 @@ export class AppStore {
     return row && toApp(row);
   }
 
-  /** Deletes the app and, by cascade, every token it has. */
-  async delete(id: string, userId: string, at: string, event?: AuditEvent): Promise<boolean> {
-    return changeTransaction(this.db, async (trx) => {
+  /**
+   * Deletes the app and, by cascade, every token it has. `revoked`, when given, learns how many of
+   * them were active (counted in the same transaction, so only when someone asks).
+   */
+  async delete(id: string, userId: string, at: string, event?: AuditEvent, revoked?: (tokens: ActiveTokens) => void): Promise<boolean> {
+    const outcome = await changeTransaction(this.db, async (trx) => {
+      const active = revoked ? await activeTokens(trx, { appId: id }, at) : null;
       const result = await trx.deleteFrom('apps').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
-      if (result.numDeletedRows === 0n) return false;
+      if (result.numDeletedRows === 0n) return null;
       await recordChange(trx, 'app', id, at, { type: 'app.deleted', data: { app_id: id, user_id: userId } });
       if (event) await recordAudit(trx, event);
-      return true;
+      return { active };
     });
+    if (outcome?.active) revoked?.(outcome.active);
+    return outcome !== null;
   }
 }

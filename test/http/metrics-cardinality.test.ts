@@ -18,7 +18,7 @@ const CLOSED: Readonly<Record<string, ReadonlySet<string>>> = {
   op: new Set(['hash', 'verify']),
   active: new Set(['true', 'false']),
   origin: new Set(['api', 'rotation']),
-  reason: new Set(['user', 'rotation', 'expired', 'idle', 'leak', 'lost_publish', 'redis_reset', 'resync']),
+  reason: new Set(['user', 'rotation', 'expired', 'idle', 'leak', 'app_deleted', 'user_deleted', 'lost_publish', 'redis_reset', 'resync']),
   type: new Set(['token.revoked', 'token.updated', 'session.revoked', 'user.deleted', 'app.deleted', 'keys.changed']),
 };
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateToken } from '../../src/lib/token-format.js';
 import { type TestApp, startTestApp } from '../helpers/app.js';
-import { createApiToken, json, PASSWORD, signup, type TestUser } from '../helpers/api.js';
+import { createApiToken, json, PASSWORD, registerApp, signup, type TestUser } from '../helpers/api.js';
 import { registryOf, samples, total } from '../helpers/metrics.js';
 import { createService, introspect } from '../helpers/platform.js';
 
@@ -74,6 +74,27 @@ const rows: Row[] = [
   ],
   ['DELETE /api/tokens/:id', async (t, u) => json(t, 'DELETE', `/api/tokens/${(await createApiToken(t, u.jwt)).id}`, undefined, u.jwt), [['rz_tokens_revoked_total', { token_type: 'api_token', reason: 'user' }]]],
   ['a leak report', async (t, u) => json(t, 'POST', '/api/tokens/leaked', { tokens: [(await createApiToken(t, u.jwt)).token] }), [['rz_tokens_revoked_total', { token_type: 'api_token', reason: 'leak' }]]],
+  [
+    'DELETE /api/apps/:id: its active token ends with it',
+    async (t, u) => {
+      const app = await registerApp(t, u.jwt);
+      return json(t, 'DELETE', `/api/apps/${app.id}`, undefined, u.jwt);
+    },
+    [['rz_tokens_revoked_total', { token_type: 'app_token', reason: 'app_deleted' }]],
+  ],
+  [
+    'DELETE /api/me: its API token and its app token end with the account',
+    async (t) => {
+      const gone = await signup(t);
+      await createApiToken(t, gone.jwt);
+      await registerApp(t, gone.jwt);
+      return t.inject({ method: 'DELETE', url: '/api/me', headers: { ...bearer(gone.jwt), 'content-type': 'application/json' }, payload: { password: PASSWORD } });
+    },
+    [
+      ['rz_tokens_revoked_total', { token_type: 'api_token', reason: 'user_deleted' }],
+      ['rz_tokens_revoked_total', { token_type: 'app_token', reason: 'user_deleted' }],
+    ],
+  ],
   [
     'an introspection of an active token',
     async (t, u) => introspect(t, (await createService(t, 'scoreboard')).token, u.jwt),

@@ -7,12 +7,13 @@ export type CountedTokenType = 'api_token' | 'app_token' | 'service';
  */
 export type TokenOrigin = 'api' | 'rotation';
 /** Why a token ended (docs/operations.md). */
-export type RevokeReason = 'user' | 'rotation' | 'expired' | 'idle' | 'leak';
+export type RevokeReason = 'user' | 'rotation' | 'expired' | 'idle' | 'leak' | 'app_deleted' | 'user_deleted';
 
 /** What token services count: `rz_tokens_created_total` and `rz_tokens_revoked_total`. */
 export interface TokenCounts {
   created(type: CountedTokenType, origin: TokenOrigin): void;
-  revoked(type: CountedTokenType, reason: RevokeReason): void;
+  /** `count` tokens (one by default) ended for `reason`; none is no change. */
+  revoked(type: CountedTokenType, reason: RevokeReason, count?: number): void;
 }
 
 /** The stored kind of a token (`api`, `app`) as the metrics name its type. */
@@ -24,6 +25,6 @@ export function tokenCounts(registry: Registry): TokenCounts {
   const revoked = new Counter({ name: 'rz_tokens_revoked_total', help: 'Tokens revoked or ended, by type and reason.', labelNames: ['token_type', 'reason'], registers });
   return {
     created: (type, origin) => created.labels(type, origin).inc(),
-    revoked: (type, reason) => revoked.labels(type, reason).inc(),
+    revoked: (type, reason, count = 1) => count > 0 && revoked.labels(type, reason).inc(count),
   };
 }
