@@ -6,6 +6,7 @@ import { appTokenRoutes } from './apps/token-routes.js';
 import { introspectionRoutes } from './auth/introspection-routes.js';
 import { auditRoutes } from './audit/routes.js';
 import { authRoutes } from './account/routes.js';
+import { emailRoutes } from './account/email-routes.js';
 import { clientAddressOf } from './http/client-address.js';
 import { clientErrorHandler } from './http/client-errors.js';
 import { registerCors } from './http/cors.js';
@@ -124,6 +125,7 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   authRoutes(app, services.accounts, clientAddress);
   sessionRoutes(app, services.accountSecurity);
   meRoutes(app);
+  emailRoutes(app, services.emailFlows);
   tokenRoutes(app, services.tokens, services.scopes);
   tokenLifecycleRoutes(app, services.lifecycle);
   appTokenRoutes(app, services.lifecycle);

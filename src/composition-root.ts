@@ -9,6 +9,7 @@ import { Authenticator } from './auth/authenticator.js';
 import { UserTokens } from './auth/jwt.js';
 import { Introspector } from './auth/introspection.js';
 import { AccountService } from './account/service.js';
+import { type EmailFlows, MAIL_OFF } from './account/email-service.js';
 import { ChangeFeed } from './changes/feed.js';
 import { changeSource } from './changes/sources.js';
 import { ChangeStore } from './changes/store.js';
@@ -63,6 +64,7 @@ export interface Services {
   readonly accounts: AccountService;
   /** The signed-in user's password, sessions and account deletion. */
   readonly accountSecurity: AccountSecurity;
+  readonly emailFlows: EmailFlows; // verification, password reset, email change (docs/email.md)
   readonly tokens: TokenService;
   /** Token detail, narrowing, rotation and an app's tokens (docs/token-lifecycle.md). */
   readonly lifecycle: TokenLifecycle;
@@ -214,6 +216,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     database,
     users,
     accounts: new AccountService({ users, userStore, sessions: sessionStore, hasher, userTokens, feed, clock, signupEnabled: config.signupEnabled, audit }),
+    emailFlows: MAIL_OFF,
     accountSecurity: new AccountSecurity({ sessions: sessionStore, userStore, users, hasher, usage: sessionUsage, feed, clock }),
     tokens: new TokenService(tokenStore, usage, feed, clock, scopes, config.tokens, config.caps, history, counts?.tokens),
     lifecycle: new TokenLifecycle(lifecycleStore, usage, feed, clock, config.tokens, history, counts?.tokens),

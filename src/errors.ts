@@ -10,6 +10,13 @@ export const PROBLEMS = {
     explanation:
       'The request body, a parameter or a header did not meet the documented rules. The `errors` array names each bad field and what is wrong with it. Unknown fields are rejected rather than ignored, so a typo cannot silently weaken a request.',
   },
+  invalid_link: {
+    status: 400,
+    title: 'Invalid link',
+    detail: 'This link is not valid. It may have been used already, expired, or been replaced by a newer one.',
+    explanation:
+      'The token of a verification, password reset or email change link was refused. The answer is the same whether it is unknown, already used, expired, replaced by a newer link or meant for another purpose. Ask for a new link.',
+  },
   unauthorized: {
     status: 401,
     title: 'Authentication required',
@@ -43,6 +50,13 @@ export const PROBLEMS = {
     title: 'Forbidden',
     detail: 'This operation is not allowed.',
     explanation: 'The operation is switched off on this server, for example self-service signup.',
+  },
+  email_unverified: {
+    status: 403,
+    title: 'Email not verified',
+    detail: 'Verify your email address before creating tokens or apps.',
+    explanation:
+      'The server requires a verified email address (EMAIL_VERIFICATION_REQUIRED=true) before a user can create API tokens, register apps, issue app tokens or rotate tokens. Use the link in the verification mail, or ask for a new one with POST /api/auth/verify-email.',
   },
   not_found: {
     status: 404,
@@ -197,6 +211,9 @@ export const validationFailed = (errors: readonly FieldError[], detail?: string)
   new ProblemError('validation_failed', { errors, ...(detail ? { detail } : {}) });
 
 export const notFound = () => new ProblemError('not_found');
+
+/** A link token refused: one body whatever the reason (unknown, used, expired, superseded, another purpose). */
+export const invalidLink = () => new ProblemError('invalid_link');
 
 export const conflict = (detail: string, field?: string) =>
   new ProblemError('conflict', { detail, ...(field ? { errors: [{ field, message: detail }] } : {}) });

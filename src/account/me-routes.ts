@@ -11,6 +11,9 @@ const MeResponse = Type.Object(
     id: Uuid,
     username: UserSummary.properties.username,
     email: Type.Optional(Type.String({ ...UserSummary.properties.email, description: 'Omitted for app tokens, which may ship inside a published app.' })),
+    email_verified: Type.Optional(
+      Type.Boolean({ description: 'User tokens only: whether the email has been proven by a link mailed to it. Always false when the server sends no mail.' }),
+    ),
     auth: Type.Object(
       {
         type: Type.Enum(['user', 'api_token', 'app_token']),
@@ -39,6 +42,7 @@ function meBody(p: Principal): Static<typeof MeResponse> {
     username: p.user.username,
     // An app token may ship inside a published game: it must not reveal its owner's email.
     ...(p.type === 'app_token' ? {} : { email: p.user.email }),
+    ...(p.type === 'user' ? { email_verified: false } : {}),
     auth: { type: p.type, token_id: p.credentialId, scopes: [...p.scopes], expires_at: p.expiresAt === null ? null : iso(p.expiresAt) },
     ...(p.app ? { app: { id: p.app.id, name: p.app.name } } : {}),
   };
@@ -52,7 +56,7 @@ export function meRoutes(app: Http): void {
       operationId: 'getMe',
       tags: ['me'],
       summary: 'The caller and the credential in use',
-      description: 'Any valid token. For an app token, `email` is omitted and `app` names the app.',
+      description: 'Any valid token. For an app token, `email` is omitted and `app` names the app; for a user token, `email_verified` says whether the email is proven.',
       auth: ME_AUTH,
       success: { 200: { description: 'The caller.', schema: MeResponse } },
     }),

@@ -7,7 +7,7 @@ import { securityOf, type SecurityRequirement } from './security.js';
 /** The document's tags, in the order the docs page shows them. */
 export const TAGS = {
   auth: 'Signup, login, logout',
-  account: 'The signed-in user\'s password, sessions and account',
+  account: 'The signed-in user\'s password, sessions, email and account',
   me: 'The caller',
   tokens: 'API tokens',
   apps: 'Apps and app tokens',
@@ -26,7 +26,7 @@ export type Tag = keyof typeof TAGS;
 export const OPTIONAL_BODY = 'x-optional-body';
 
 /** The verbs an operationId may start with; a generated client's method reads as what it does. */
-export const VERBS = ['get', 'list', 'create', 'register', 'issue', 'revoke', 'delete', 'update', 'rotate', 'sign', 'log', 'check', 'introspect', 'stream', 'report', 'send'] as const;
+export const VERBS = ['get', 'list', 'create', 'register', 'issue', 'revoke', 'delete', 'update', 'rotate', 'sign', 'log', 'check', 'introspect', 'stream', 'report', 'send', 'request', 'confirm'] as const;
 
 /** A stable, verb-first operationId: `createApiToken`, `listApps`. */
 export type OperationId = `${(typeof VERBS)[number]}${Capitalize<string>}`;
@@ -37,8 +37,8 @@ export type OperationId = `${(typeof VERBS)[number]}${Capitalize<string>}`;
  * public routes name the limit they fall under, `none` only for probes.
  */
 type Access =
-  | { readonly auth: RouteAuth; readonly rateLimit?: 'password' }
-  | { readonly auth: 'public'; readonly rateLimit: Exclude<RouteRateLimit, 'password'> | 'none' };
+  | { readonly auth: RouteAuth; readonly rateLimit?: 'password' | 'verify-email' }
+  | { readonly auth: 'public'; readonly rateLimit: Exclude<RouteRateLimit, 'password' | 'verify-email'> | 'none' };
 
 /** The methods the API's operations use. */
 export type OperationMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';

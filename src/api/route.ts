@@ -34,9 +34,11 @@ export const USER_TOKEN_ONLY: RouteAuth = Object.freeze({});
 /**
  * Public routes name the limits they fall under; protected routes are limited by the guard, and
  * those that check the user's password (`password`) also by the login limits, per client address
- * and per the user's email, exactly as if each request were a login.
+ * and per the user's email, exactly as if each request were a login. A password reset request
+ * (`password-reset`) is limited per client address and per submitted email, like a login; asking
+ * for a new verification mail (`verify-email`) per user.
  */
-export type RouteRateLimit = 'address' | 'login' | 'signup' | 'password' | 'leak-report';
+export type RouteRateLimit = 'address' | 'login' | 'signup' | 'password' | 'leak-report' | 'password-reset' | 'verify-email';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

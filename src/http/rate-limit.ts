@@ -93,7 +93,7 @@ export class RequestLimits {
    * server keep a counter for each email it makes up. A refused response then names the address
    * limit alone, the only one that applied.
    */
-  async byAddressAndEmail(request: FastifyRequest, kind: 'login' | 'signup', email: string): Promise<void> {
+  async byAddressAndEmail(request: FastifyRequest, kind: 'login' | 'signup' | 'password-reset', email: string): Promise<void> {
     this.apply(request, await this.limiter.consume(`${kind}-address`, this.addressOf(request)));
     this.apply(request, await this.limiter.consume(`${kind}-email`, emailKey(normalizeEmail(email))));
   }
@@ -152,7 +152,7 @@ export function registerRateLimits(app: FastifyInstance, limits: RequestLimits):
           },
         ];
       }
-    } else if (kind === 'login' || kind === 'signup') {
+    } else if (kind === 'login' || kind === 'signup' || kind === 'password-reset') {
       // After validation: the submitted email is needed, and a malformed body costs nothing.
       route.preHandler = [
         ...[route.preHandler ?? []].flat(),
@@ -165,6 +165,9 @@ export function registerRateLimits(app: FastifyInstance, limits: RequestLimits):
         ...[route.preHandler ?? []].flat(),
         async (request: FastifyRequest) => limits.byAddressAndEmail(request, 'login', principalOf(request).user.email),
       ];
+    } else if (kind === 'verify-email') {
+      // Each request queues a mail to the user's own address: counted per user, whatever the token.
+      route.preHandler = [...[route.preHandler ?? []].flat(), async (request: FastifyRequest) => limits.enforce(request, 'verify-email', `user:${principalOf(request).user.id}`)];
     }
   });
 }

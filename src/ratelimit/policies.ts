@@ -21,6 +21,21 @@ export const POLICIES = {
   },
   'signup-address': { env: 'RATE_LIMIT_SIGNUP_ADDRESS', fallback: '10/3600', description: 'Signups per client address.' },
   'signup-email': { env: 'RATE_LIMIT_SIGNUP_EMAIL', fallback: '5/3600', description: 'Signups per submitted email.' },
+  'password-reset-address': {
+    env: 'RATE_LIMIT_PASSWORD_RESET_ADDRESS',
+    fallback: '10/3600',
+    description: 'Password reset requests (POST /api/auth/password-reset) per client address.',
+  },
+  'password-reset-email': {
+    env: 'RATE_LIMIT_PASSWORD_RESET_EMAIL',
+    fallback: '3/3600',
+    description: 'Password reset requests per submitted email, whether or not the account exists.',
+  },
+  'verify-email': {
+    env: 'RATE_LIMIT_VERIFY_EMAIL',
+    fallback: '5/3600',
+    description: 'New verification mails (POST /api/auth/verify-email) per user; the signup mail is not counted.',
+  },
   'leak-report': {
     env: 'RATE_LIMIT_LEAK_REPORT',
     fallback: '60/60',

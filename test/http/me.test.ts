@@ -22,6 +22,7 @@ describe('GET /api/me', () => {
       id: user.id,
       username: 'ada_l',
       email: user.email,
+      email_verified: false,
       auth: { type: 'user', token_id: expect.any(String), scopes: ['*'], expires_at: new Date(Math.floor(clock.now() / 1000) * 1000 + 3600_000).toISOString() },
     });
     expect(body).not.toHaveProperty('app');

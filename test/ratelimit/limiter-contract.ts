@@ -15,6 +15,9 @@ const OFF: RateLimitConfig = {
   'login-email': null,
   'signup-address': null,
   'signup-email': null,
+  'password-reset-address': null,
+  'password-reset-email': null,
+  'verify-email': null,
   'leak-report': null,
   service: null,
 };
