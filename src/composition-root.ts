@@ -16,6 +16,7 @@ import { ChangeStore } from './changes/store.js';
 import { pollingWatched } from './changes/watch.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
+import type { MailSettings } from './mail/config.js';
 import { type Database, openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { resealAll } from './db/sealed-columns.js';
@@ -101,6 +102,7 @@ export interface Services {
   /** Prometheus series, when METRICS_ADDR is set (docs/operations.md). */
   readonly metrics: Metrics | null;
   readonly tracing: Tracing; // spans of requests, password checks, webhooks (docs/operations.md)
+  readonly mail: MailSettings | null; // SMTP_URL, MAIL_FROM, PUBLIC_URL; null when mail is off: nothing is enqueued or sent
   /** Flushes pending writes and closes connections. */
   close(): Promise<void>;
 }
@@ -240,6 +242,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     redis,
     metrics,
     tracing,
+    mail: config.mail,
     async close() {
       events.stop();
       await background.stop();

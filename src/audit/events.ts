@@ -26,6 +26,7 @@ export const AUDIT_TYPES = [
   'app.registered',
   'app.deleted',
   'keys.rotated',
+  'mail.failed',
   'service_credential.created',
   'service_credential.revoked',
   'webhook.created',

@@ -4,6 +4,7 @@ import { type Http, principalOf, USER_TOKEN_ONLY } from '../api/route.js';
 import { Timestamp, Uuid } from '../api/schemas.js';
 import { MAX_USER_AGENT } from '../lib/user-agent.js';
 import { AUDIT_TYPES } from './events.js';
+import { MAIL_TEMPLATES } from '../mail/outbox.js';
 import { DEFAULT_PAGE, MAX_PAGE } from '../lib/pages.js';
 import { type AuditLog, MAX_CURSOR_LENGTH } from './service.js';
 import { toAuditJson } from './json.js';
@@ -51,6 +52,7 @@ const Details = Type.Object(
     days: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 7, description: 'token.expiring: the token expires within this many days (7 or 1).' })),
     origin: Type.Optional(Type.String({ maxLength: 2048, description: "A webhook endpoint's scheme, host and port (its path is not recorded: it may hold a secret)." })),
     event_types: Type.Optional(Type.Array(Type.Enum([...AUDIT_TYPES]), { maxItems: AUDIT_TYPES.length, description: 'The event types a webhook endpoint receives.' })),
+    template: Type.Optional(Type.Enum([...MAIL_TEMPLATES], { description: 'mail.failed: which mail could not be delivered.' })),
   },
   { additionalProperties: false, description: 'Facts about the event; never a secret.' },
 );

@@ -174,6 +174,33 @@ export interface WebhookAttemptsTable {
   duration_ms: number;
 }
 
+/** One mail to send (docs/email.md); its id is the Message-ID's local part, the same on every attempt. */
+export interface MailOutboxTable {
+  /** The outbox order: a user's mails go out in it. */
+  seq: Generated<number>;
+  id: string;
+  /** Whose mail it is; null for a mail of nobody's account. */
+  user_id: string | null;
+  /** The stored, validated address: the envelope recipient and the only header with user input. */
+  recipient: string;
+  template: string;
+  /** JSON object of the strings the template interpolates; never a secret. */
+  data: string;
+  /** The purpose of the link the worker mints as it sends; null for a notice. */
+  link_purpose: string | null;
+  status: 'pending' | 'sent' | 'failed' | 'superseded';
+  attempts: Generated<number>;
+  /** When the next attempt is due; null once finished. */
+  next_attempt_at: string | null;
+  lease_until: string | null;
+  lease_token: string | null;
+  last_error: string | null;
+  created_at: string;
+  sent_at: string | null;
+  /** When it was sent, given up or superseded: the pruning sweep's clock. */
+  finished_at: string | null;
+}
+
 export interface Tables {
   users: UsersTable;
   sessions: SessionsTable;
@@ -187,4 +214,5 @@ export interface Tables {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  mail_outbox: MailOutboxTable;
 }

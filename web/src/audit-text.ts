@@ -35,6 +35,7 @@ const TYPES: Readonly<Record<AuditType, readonly [label: string, inUserLog: bool
   'webhook.deleted': ['Webhook endpoints deleted', true],
   'webhook.paused': ['Webhook endpoints paused after failures', true],
   'webhook.resumed': ['Webhook endpoints resumed', true],
+  'mail.failed': ['Mails that could not be delivered', true],
   'user.deleted': ['Account deleted', false],
   'keys.rotated': ['Signing keys rotated (operator)', false],
   'service_credential.created': ['Service credentials created (operator)', false],
@@ -137,6 +138,7 @@ const SENTENCES: Readonly<Record<AuditType, (event: AuditEvent) => string>> = {
   'webhook.deleted': (event) => `Webhook endpoint deleted${endpointText(event)}`,
   'webhook.paused': ({ details: d }) => `Webhook endpoint paused after ${plural(d.consecutive_failures ?? 0, 'failed attempt')} in a row`,
   'webhook.resumed': () => 'Webhook endpoint resumed: a delivery succeeded',
+  'mail.failed': () => 'A mail to your address could not be delivered after a day of retries',
 };
 
 /** What happened, in one sentence; the type itself for one this page does not know (a newer server). */
