@@ -9,7 +9,7 @@ import { Authenticator } from './auth/authenticator.js';
 import { UserTokens } from './auth/jwt.js';
 import { Introspector } from './auth/introspection.js';
 import { AccountService } from './account/service.js';
-import { type EmailFlows, MAIL_OFF } from './account/email-service.js';
+import { type EmailParts, emailParts } from './account/email-wiring.js';
 import { ChangeFeed } from './changes/feed.js';
 import { changeSource } from './changes/sources.js';
 import { ChangeStore } from './changes/store.js';
@@ -65,7 +65,7 @@ export interface Services {
   readonly accounts: AccountService;
   /** The signed-in user's password, sessions and account deletion. */
   readonly accountSecurity: AccountSecurity;
-  readonly emailFlows: EmailFlows; // verification, password reset, email change (docs/email.md)
+  readonly email: EmailParts; // verification, password reset, email change, notices, the worker's link minter (docs/email.md)
   readonly tokens: TokenService;
   /** Token detail, narrowing, rotation and an app's tokens (docs/token-lifecycle.md). */
   readonly lifecycle: TokenLifecycle;
@@ -178,6 +178,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   const refusals = new RefusalRecorder((events) => audit.record(events), (error) => onError(error, 'token refusals'));
 
   const users = new UserService(userStore, hasher, feed, clock, { minLength: passwords.minLength, blocklist: loadBlocklist() }, counts?.tokens ?? null);
+  const email = emailParts(db, config.mail !== null, config.accountEmail, { users, hasher, feed, clock });
   const serviceStore = new ServiceCredentialStore(db);
   const authenticator = new Authenticator({ tokens: tokenStore, services: serviceStore, sessions: sessionStore, users: userStore, userTokens, usage, sessionUsage, refusals, clock });
   feed.subscribe(async (change) => {
@@ -204,6 +205,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
       expiringTokens(lifecycleStore),
       oldAuditEvents(audit, config.auditRetentionMs),
       oldDeliveries(webhooks.store),
+      ...email.sweeps,
     ],
     clock,
     MAINTENANCE_INTERVAL_MS,
@@ -217,15 +219,15 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     clock,
     database,
     users,
-    accounts: new AccountService({ users, userStore, sessions: sessionStore, hasher, userTokens, feed, clock, signupEnabled: config.signupEnabled, audit }),
-    emailFlows: MAIL_OFF,
-    accountSecurity: new AccountSecurity({ sessions: sessionStore, userStore, users, hasher, usage: sessionUsage, feed, clock }),
+    accounts: new AccountService({ users, userStore, sessions: sessionStore, hasher, userTokens, feed, clock, signupEnabled: config.signupEnabled, audit, signupMail: email.signupMail }),
+    email,
+    accountSecurity: new AccountSecurity({ sessions: sessionStore, userStore, users, hasher, usage: sessionUsage, feed, clock, passwordChanged: email.passwordChanged }),
     tokens: new TokenService(tokenStore, usage, feed, clock, scopes, config.tokens, config.caps, history, counts?.tokens),
     lifecycle: new TokenLifecycle(lifecycleStore, usage, feed, clock, config.tokens, history, counts?.tokens),
     apps: new AppService(new AppStore(db), feed, clock, scopes, config.tokens, config.caps, counts?.tokens),
     audit,
     auditLog: new AuditLog(audit),
-    leaks: new LeakResponse({ tokens: tokenStore, services: serviceStore, feed, clock, github: new GitHubKeys({ url: config.leaks.githubKeysUrl, clock, onError }), counts: counts?.tokens }),
+    leaks: new LeakResponse({ tokens: tokenStore, services: serviceStore, feed, clock, github: new GitHubKeys({ url: config.leaks.githubKeysUrl, clock, onError }), counts: counts?.tokens, notice: email.tokenLeaked }),
     refusals,
     scopes,
     serviceCredentials: new ServiceCredentials(serviceStore, feed, clock),
