@@ -25,8 +25,16 @@ const HTML_ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt
 /** Every interpolated value in the HTML part goes through this, links included. */
 export const escapeHtml = (value: string): string => value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] ?? c);
 
-/** Control characters (CR, LF, NUL...) become spaces, and a value is cut to 200 characters: a username cannot reshape the mail. */
-const clean = (value: string | undefined): string => (value ?? '').replace(/[\x00-\x1f\x7f]/g, ' ').slice(0, 200);
+/**
+ * Control characters (CR, LF, NUL...) become spaces, `://` is broken so a mail client does not make
+ * a link of a value (a token named after a phishing URL), and a value is cut to 200 characters:
+ * what a user typed cannot reshape the mail or add a link to it. The links are rz-auth's alone.
+ */
+const clean = (value: string | undefined): string =>
+  (value ?? '')
+    .replace(/[\x00-\x1f\x7f]/g, ' ')
+    .replace(/:\/\//g, ' ://')
+    .slice(0, 200);
 
 /** A paragraph: literal text, and values that are interpolated (escaped in HTML). */
 type Part = string | { readonly value: string } | { readonly link: string };
