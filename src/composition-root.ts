@@ -17,6 +17,8 @@ import { pollingWatched } from './changes/watch.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import type { MailSettings } from './mail/config.js';
+import { createMailDelivery, type MailDelivery, NO_MAIL_DELIVERY } from './mail/runner.js';
+import { MailQueue } from './mail/queue.js';
 import { type Database, openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { resealAll } from './db/sealed-columns.js';
@@ -51,6 +53,9 @@ import { UserStore } from './account/user-store.js';
 import { createWebhooks, type WebhookDelivery } from './webhooks/runner.js';
 import type { WebhookService } from './webhooks/service.js';
 import { NO_TRACING, type Tracing } from './observability/tracing/tracing.js';
+import type { Infrastructure, ServiceOptions } from './service-options.js';
+
+export type { ServiceOptions };
 
 /**
  * Everything the HTTP layer and the CLI call, built once per process from the configuration by
@@ -103,20 +108,12 @@ export interface Services {
   readonly metrics: Metrics | null;
   readonly tracing: Tracing; // spans of requests, password checks, webhooks (docs/operations.md)
   readonly mail: MailSettings | null; // SMTP_URL, MAIL_FROM, PUBLIC_URL; null when mail is off: nothing is enqueued or sent
+  /** Sending the mail outbox, one of the {@link background} loops (tests run a round with `runOnce()`); null when mail is off. */
+  readonly mailDelivery: MailDelivery | null;
+  /** The mail outbox as the operator reads it (`rz-auth mail list`). */
+  readonly mailOutbox: MailQueue;
   /** Flushes pending writes and closes connections. */
   close(): Promise<void>;
-}
-
-export interface ServiceOptions {
-  readonly clock?: Clock;
-  /** Where background failures (e.g. a failed usage flush) are reported. */
-  readonly onError?: (error: unknown, context: string) => void;
-  /**
-   * Refuse to start when the change feed's source (Redis) cannot be reached. The CLI sets it: a
-   * change it committed could not be announced to the running instances.
-   */
-  readonly requireFeed?: boolean;
-  readonly tracing?: Tracing; // started before the services (src/observability/tracing/load.ts); off when absent
 }
 
 /** Opens the store, runs migrations, loads keys and wires the services together. */
@@ -138,13 +135,6 @@ export async function createServices(config: Config, options: ServiceOptions = {
     await database.close();
     throw error;
   }
-}
-
-interface Infrastructure extends Required<Pick<ServiceOptions, 'requireFeed' | 'tracing'>> {
-  readonly database: Database;
-  readonly redis: Redis | null;
-  readonly clock: Clock;
-  readonly onError: NonNullable<ServiceOptions['onError']>;
 }
 
 async function wire(config: Config, { database, redis, clock, onError, requireFeed, tracing }: Infrastructure): Promise<Services> {
@@ -211,8 +201,11 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     MAINTENANCE_INTERVAL_MS,
     onError,
   );
-  const background = new Background({ changePolling: propagation ? pollingWatched(polling, feed) : polling, tokenUsage: usage, sessionUsage, refusals, maintenance, webhookDelivery: webhooks.delivery });
-  if (metrics) observeServices(metrics, { database, redis, hasher, keys, feed, events });
+  // Mail off: no loop, no gauge, nothing reads or writes the outbox (§11.2).
+  const mail = config.mail ? createMailDelivery(db, clock, config.mail, { minter: null, deliveries: counts?.mails ?? null, onError }) : null;
+  const mailDelivery = mail?.delivery ?? NO_MAIL_DELIVERY;
+  const background = new Background({ changePolling: propagation ? pollingWatched(polling, feed) : polling, tokenUsage: usage, sessionUsage, refusals, maintenance, webhookDelivery: webhooks.delivery, mailDelivery });
+  if (metrics) observeServices(metrics, { database, redis, hasher, keys, feed, events, mailPending: mail ? (cap) => mail.queue.pending(cap) : null });
 
   return {
     config,
@@ -245,6 +238,8 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     metrics,
     tracing,
     mail: config.mail,
+    mailDelivery: mail?.delivery ?? null,
+    mailOutbox: mail?.queue ?? new MailQueue(db),
     async close() {
       events.stop();
       await background.stop();
