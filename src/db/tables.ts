@@ -203,32 +203,26 @@ export interface MailOutboxTable {
   finished_at: string | null;
 }
 
-/** A link token of a mail, as its SHA-256 digest only (docs/email.md). */
+/**
+ * A mail's link token as its SHA-256 digest only (docs/email.md), bound to the mail that carried it
+ * and the address it went to (the new one for a change); expiry counts from the mail's creation.
+ */
 export interface LinkTokensTable {
   digest: string;
   user_id: string;
   purpose: 'verify_email' | 'reset_password' | 'change_email';
-  /** The mail that carried it: a token whose mail is not its user's newest of the purpose is dead. */
   mail_id: string;
-  /** The address it was mailed to: the user's for a verification or reset, the new one for a change. */
   email: string;
   created_at: string;
-  /** Counted from the mail's creation. */
   expires_at: string;
 }
 
 /** Which session asked for an email change: the confirmation ends every other. */
-export interface EmailChangeRequestsTable {
-  mail_id: string;
-  user_id: string;
-  session_id: string;
-  created_at: string;
-}
+export type EmailChangeRequestsTable = { mail_id: string; user_id: string; session_id: string; created_at: string };
 
-/** A password reset request as received: looked up and answered with a mail in the background. */
+/** A password reset request as received (email normalized), answered with a mail off the request path. */
 export interface PasswordResetRequestsTable {
   seq: Generated<number>;
-  /** Normalized; whether an account has it is learnt off the request path. */
   email: string;
   address: string | null;
   user_agent: string | null;
