@@ -136,7 +136,7 @@ describe('mail delivery', () => {
     };
     const config = t.services.config.mail;
     if (!config) throw new Error('mail is off');
-    const worker = new MailWorker(new MailQueue(t.services.database.db), smtpSender(config), clock, { db: t.services.database.db, publicUrl: config.publicUrl, minter, onError: (e) => expect.fail(String(e)) });
+    const worker = new MailWorker(new MailQueue(t.services.database.db), smtpSender(config), clock, { db: t.services.database.db, publicUrl: config.publicUrl, timeoutMs: config.smtp.timeoutMs, minter, onError: (e) => expect.fail(String(e)) });
     const sent = await enqueue(notice({ template: 'reset_password', linkPurpose: 'reset_password' }));
     await worker.runOnce();
     expect(smtp.messages[0]?.links).toContain(`https://auth.example.com/developers#reset=${minted[0]}`);
