@@ -19,7 +19,7 @@ export interface MailSender {
 }
 
 /** Connections kept open to the relay; each carries up to MAX_MESSAGES before it is renewed. */
-const MAX_CONNECTIONS = 4;
+const MAX_CONNECTIONS = 8;
 const MAX_MESSAGES = 100;
 
 /**

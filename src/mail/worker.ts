@@ -20,7 +20,7 @@ export const MAIL_WINDOW_MS = 24 * HOUR;
 /** Each wait is moved by up to this fraction either way, so mails failed together do not retry in lockstep. */
 const JITTER = 0.2;
 /** Mails claimed per round; a user has at most one of them (outbox order). */
-const BATCH = 32;
+const BATCH = 64;
 
 /** When to try again after the `attempt`-th attempt (1 for the first) failed at `now`, or null when that was the last. */
 export function nextMailAttempt(createdAt: number, attempt: number, now: number, random: () => number = Math.random): number | null {
