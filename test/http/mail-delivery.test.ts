@@ -149,6 +149,22 @@ describe('mail delivery', () => {
     expect(await row(dropped)).toMatchObject({ status: 'superseded', attempts: 0 });
   });
 
+  it('prunes finished mails 30 days after they finished, never a pending one', async () => {
+    smtp.answer = (_mail, n) => (n === 1 ? null : { code: 451, message: 'later' });
+    const sent = await enqueue(notice({ userId: null }));
+    await delivery().runOnce();
+    const waiting = await enqueue(notice({ userId: null, recipient: 'later@example.com' }));
+    await delivery().runOnce();
+    clock.advance(30 * 86_400_000 - 1);
+    await t.services.maintenance.runOnce();
+    expect((await row(sent)).status).toBe('sent');
+    clock.advance(2);
+    await t.services.maintenance.runOnce();
+    const left = await t.services.database.db.selectFrom('mail_outbox').select('id').where('id', 'in', [sent, waiting]).execute();
+    expect(left.map((r) => r.id)).toEqual([waiting]);
+    await t.services.database.db.deleteFrom('mail_outbox').where('id', '=', waiting).execute();
+  });
+
   it('sends each mail once when two instances run their workers at the same time', async () => {
     const other = await startTestApp({ dir: t.dir, env: { SMTP_URL: smtp.url, MAIL_FROM: 'no-reply@auth.example.com', PUBLIC_URL: 'https://auth.example.com' }, clock });
     try {
