@@ -3,7 +3,8 @@ import { assertHealthy, type LoadGenerator, type LoadResult, runLoad, startLoad 
 import { peakRssMb, processCpuSeconds, resetPeakRss } from './procfs.js';
 import type { LoadShape, Scenario } from './scenarios.js';
 import type { LoadSpec } from './load.js';
-import { hasExited, metricsUrlOf, type Servers } from './servers.js';
+import { hasExited, mailSinkOf, metricsUrlOf, type Servers } from './servers.js';
+import { type MailFeed, mailsAccepted } from './mail.js';
 import type { Credentials } from './setup.js';
 
 /** One measured stretch of one scenario. */
@@ -26,6 +27,8 @@ export interface MeasureContext {
   readonly shape: LoadShape;
   readonly warmupSeconds: number;
   readonly generator: LoadGenerator;
+  /** Starts queueing mails at a rate into the store's outbox (scenarios with `mailFeed`). */
+  readonly mailFeed?: (perSecond: number) => Promise<MailFeed>;
 }
 
 /** A background load runs this long before a slice without a warm-up, so the slice sees it at full strength. */
@@ -51,14 +54,18 @@ export async function measureSlice(ctx: MeasureContext, scenario: Scenario, seco
   const urlOf = (load: LoadSpec): string => (load.listener === 'metrics' ? metricsUrlOf(server) : server.url);
   resetPeakRss(pid);
   const background = backgroundSpec && startLoad(ctx.generator, urlOf(backgroundSpec), backgroundSpec, ctx.warmupSeconds + seconds + 60);
+  const mails = scenario.mailFeed === undefined ? undefined : await ctx.mailFeed?.(scenario.mailFeed);
   try {
     if (first && ctx.warmupSeconds > 0) assertHealthy(`${scenario.id} warm-up`, await runLoad(ctx.generator, urlOf(spec), spec, ctx.warmupSeconds));
-    else if (background) await sleep(LEAD_IN_MS);
+    else if (background || mails) await sleep(LEAD_IN_MS);
+    const sentBefore = mails ? await mailsAccepted(mailSinkOf(server)) : 0;
     const startedAt = performance.now();
     const [serverBefore, selfBefore] = [processCpuSeconds(pid), cpuSeconds()];
     const result = await runLoad(ctx.generator, urlOf(spec), spec, seconds);
     const [serverAfter, selfAfter] = [processCpuSeconds(pid), cpuSeconds()];
     const wall = (performance.now() - startedAt) / 1000;
+    const mailRate = mails ? ((await mailsAccepted(mailSinkOf(server))) - sentBefore) / wall : undefined;
+    await mails?.stop();
     assertHealthy(scenario.id, result);
     background?.stop();
     const flood = await background?.result;
@@ -71,12 +78,13 @@ export async function measureSlice(ctx: MeasureContext, scenario: Scenario, seco
       serverCpuUs: serverCpu === null || result.ok === 0 ? null : (serverCpu * 1e6) / result.ok,
       loadGeneratorCores: (result.loadGeneratorCpuSeconds ?? selfAfter - selfBefore) / wall,
       peakRssMb: peakRssMb(pid),
-      ...(flood ? { backgroundRps: flood.rps } : {}),
+      ...(flood ? { backgroundRps: flood.rps } : mailRate === undefined ? {} : { backgroundRps: mailRate }),
     };
     await settle(pid);
     return slice;
   } finally {
     background?.stop();
+    await mails?.stop().catch(() => {});
   }
 }
 

@@ -90,6 +90,8 @@ function check(target: Target, s: Omit<Summary, 'checks'>, cores: number): Check
       return { label: `CPU ≥ ${Math.round(target.minShare * 100)}% of ${cores} cores`, outcome: met(s.serverCores === null ? null : s.serverCores >= target.minShare * cores) };
     case 'rss':
       return { label: `RSS < ${target.maxMb} MB`, outcome: met(s.peakRssMb === null ? null : s.peakRssMb < target.maxMb) };
+    case 'mails':
+      return { label: `≥ ${target.min} mails/s sent`, outcome: met(s.backgroundRps === null ? null : s.backgroundRps >= target.min) };
   }
 }
 

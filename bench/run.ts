@@ -12,6 +12,7 @@ import { runScenarios } from './schedule.js';
 import { type Scenario, selectScenarios } from './scenarios.js';
 import { ensureBuilt, NEEDS_CREDENTIALS, type ServerName, startServers, stopServer } from './servers.js';
 import { createCredentials } from './setup.js';
+import { startMailFeed } from './mail.js';
 import { wrkVersion } from './wrk.js';
 
 /*
@@ -80,7 +81,7 @@ async function run(options: Options, store: Store, servers: Map<ServerName, Serv
   if (!rzAuth) throw new Error('rz-auth is not running');
   const credentials = await createCredentials(rzAuth.url, rzAuthEnv(store));
   await startServers(names.filter((n) => NEEDS_CREDENTIALS.has(n)), { store, rzAuth: { url: rzAuth.url, credentials } }, servers);
-  const ctx = { servers, credentials, shape: options, warmupSeconds: options.warmupSeconds, generator };
+  const ctx = { servers, credentials, shape: options, warmupSeconds: options.warmupSeconds, generator, mailFeed: (perSecond: number) => startMailFeed(store, perSecond) };
   const results = await runScenarios(scenarios, options, async (scenario, seconds, first) => {
     const slice = await measureSlice(ctx, scenario, seconds, first);
     progress(scenario, seconds, slice);

@@ -10,7 +10,9 @@ export type Target =
   | { readonly kind: 'p99'; readonly maxMs: number }
   /** The server's CPU use at least this share of every core (argon2id keeping the machine busy). */
   | { readonly kind: 'cores'; readonly minShare: number }
-  | { readonly kind: 'rss'; readonly maxMb: number };
+  | { readonly kind: 'rss'; readonly maxMb: number }
+  /** The mail worker handed at least `min` messages a second to the loopback relay during the slices. */
+  | { readonly kind: 'mails'; readonly min: number };
 
 export interface LoadShape {
   /** Connections of every closed-loop hot-path load: enough to saturate a server. */
@@ -37,6 +39,8 @@ export interface Scenario {
   readonly load: (c: Credentials, shape: LoadShape) => LoadSpec;
   /** A load that runs around the measured one without being reported (the login flood). */
   readonly background?: (c: Credentials, shape: LoadShape) => LoadSpec;
+  /** Mails queued per second into the outbox around the measured load (bench/mail.ts); the row's background figure is then mails sent per second. */
+  readonly mailFeed?: number;
   readonly targets: readonly Target[];
 }
 
@@ -103,6 +107,27 @@ export const SCENARIOS: readonly Scenario[] = [
     baseline: 'me-api-token',
     load: (c, s) => me(c.apiToken, s.connections),
     targets: [{ kind: 'ratio', min: 0.9 }, RSS],
+  },
+  {
+    // What sending mail costs the API: the same load on a server whose worker sends a steady
+    // stream of mails to a loopback relay (the worker's CPU counted in the CPU per request).
+    id: 'me-during-mail',
+    title: 'GET /api/me, API token, while the worker sends 250 mails/s (SMTP_URL to a loopback relay)',
+    server: 'rz-auth-mail',
+    baseline: 'me-api-token',
+    load: (c, s) => me(c.apiToken, s.connections),
+    mailFeed: 250,
+    targets: [{ kind: 'ratio', min: 0.95 }, { kind: 'mails', min: 200 }, RSS],
+  },
+  {
+    // The worker's capacity: mails are queued faster than it can send them, and the relay counts
+    // what it accepts; the measured load is a 2-connection probe of GET /healthz.
+    id: 'mail-throughput',
+    title: 'mail worker: mails/s handed to a loopback relay (1,000/s queued), GET /healthz probe',
+    server: 'rz-auth-mail',
+    load: (_c, s) => ({ method: 'GET', path: '/healthz', connections: s.probeConnections }),
+    mailFeed: 1000,
+    targets: [{ kind: 'mails', min: 200 }, RSS],
   },
   {
     // What a platform service pays per cache miss, against what the caller itself pays for GET /api/me.

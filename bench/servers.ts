@@ -10,7 +10,7 @@ import type { Credentials } from './setup.js';
  * same settings, and a ratio measures the work one does and the other does not.
  */
 
-export type ServerName = 'ceiling' | 'rz-auth' | 'rz-auth-metrics' | 'rz-auth-tracing' | 'resource-server' | 'resource-baseline';
+export type ServerName = 'ceiling' | 'rz-auth' | 'rz-auth-metrics' | 'rz-auth-tracing' | 'rz-auth-mail' | 'resource-server' | 'resource-baseline';
 
 /** What a server is started with: the store, and once set up, rz-auth's address and the credentials. */
 export interface StartContext {
@@ -22,7 +22,7 @@ export interface StartContext {
  * Servers that need rz-auth running and the credentials made: they start after the setup. The
  * rz-auth with metrics shares rz-auth's store, so it starts once rz-auth has migrated it.
  */
-export const NEEDS_CREDENTIALS: ReadonlySet<ServerName> = new Set(['resource-server', 'rz-auth-metrics']);
+export const NEEDS_CREDENTIALS: ReadonlySet<ServerName> = new Set(['resource-server', 'rz-auth-metrics', 'rz-auth-mail']);
 
 const ceilingReady = async (url: string) =>
   (await fetch(`${url}/api/me`, { headers: { authorization: 'Bearer ready' }, signal: AbortSignal.timeout(1000) })).ok;
@@ -71,6 +71,35 @@ async function tracedRzAuth({ store }: StartContext): Promise<ServerProcess> {
   }
 }
 
+/** The relay (bench/smtp-sink.ts) of each server started with mail on: its HTTP address answers how many messages it accepted. */
+const mailSinks = new WeakMap<ServerProcess, string>();
+
+/** The address of `server`'s relay count; throws for a server started without mail. */
+export function mailSinkOf(server: ServerProcess): string {
+  const url = mailSinks.get(server);
+  if (url === undefined) throw new Error('this server has no mail relay');
+  return url;
+}
+
+/**
+ * rz-auth with mail on (SMTP_URL), on the same store, sending to a loopback relay that accepts and
+ * discards every message (bench/smtp-sink.ts), started with it and stopped with it.
+ */
+async function rzAuthWithMail({ store }: StartContext): Promise<ServerProcess> {
+  const smtpPort = await freePort();
+  const sink = await spawnNode(['--import', 'tsx', join(ROOT, 'bench', 'smtp-sink.ts')], { SMTP_PORT: String(smtpPort) }, { ready: async (url) => (await fetch(url, { signal: AbortSignal.timeout(1000) })).ok, discardStdout: true, readyTimeoutMs: 30_000 });
+  try {
+    const mail = { SMTP_URL: `smtp://127.0.0.1:${smtpPort}?tls=off`, MAIL_FROM: 'no-reply@bench.example.com', PUBLIC_URL: 'https://bench.example.com' };
+    const server = await spawnNode([builtCli(), 'serve'], { ...rzAuthEnv(store), ...mail }, { discardStdout: true, readyTimeoutMs: 30_000 });
+    const both: ServerProcess = { ...server, stop: async (signal) => (await Promise.all([server.stop(signal), sink.stop(signal)]))[0] };
+    mailSinks.set(both, sink.url);
+    return both;
+  } catch (error) {
+    await sink.stop('SIGKILL');
+    throw error;
+  }
+}
+
 /** How each server starts. Stdout (rz-auth's request log, written as in production) is discarded, not kept. */
 const START: Readonly<Record<ServerName, (ctx: StartContext) => Promise<ServerProcess>>> = {
   // 30 s to be ready, as rz-auth: tsx compiles the file first, which on a busy machine took over 20 s.
@@ -78,6 +107,7 @@ const START: Readonly<Record<ServerName, (ctx: StartContext) => Promise<ServerPr
   'rz-auth': ({ store }) => spawnNode([builtCli(), 'serve'], rzAuthEnv(store), { discardStdout: true, readyTimeoutMs: 30_000 }),
   'rz-auth-metrics': rzAuthWithMetrics,
   'rz-auth-tracing': tracedRzAuth,
+  'rz-auth-mail': rzAuthWithMail,
   'resource-server': resourceServer,
   'resource-baseline': () => spawnNode(['--import', 'tsx', join(ROOT, 'bench', 'resource-baseline.ts')], {}, { discardStdout: true }),
 };

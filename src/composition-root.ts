@@ -34,7 +34,7 @@ import { Periodic } from './lib/periodic.js';
 import { Sealer } from './lib/sealed.js';
 import { Maintenance } from './maintenance/runner.js';
 import { createMetrics, instruments, type Metrics, observeServices } from './observability/metrics/wire.js';
-import { expiredSessions, MAINTENANCE_INTERVAL_MS, oldAuditEvents, oldChanges, oldDeliveries } from './maintenance/sweeps.js';
+import { expiredSessions, MAINTENANCE_INTERVAL_MS, oldAuditEvents, oldChanges, oldDeliveries, oldMails } from './maintenance/sweeps.js';
 import { ScopeCatalogue } from './scopes/catalogue.js';
 import { ServiceCredentials } from './service-credentials/service.js';
 import { ServiceCredentialStore } from './service-credentials/store.js';
@@ -185,6 +185,8 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   const webhooks = createWebhooks(db, clock, { ...config.webhooks, maxEndpointsPerUser: config.caps.webhooksPerUser }, onError, sealer, { deliveries: counts?.deliveries ?? null, tracing });
   // Ended tokens stay listed as long as the audit log keeps the event that ended them.
   const history = { endedVisibleMs: config.auditRetentionMs };
+  // Mail off: no loop, no gauge, nothing reads or writes the outbox (§11.2).
+  const mail = config.mail ? createMailDelivery(db, clock, config.mail, { minter: email.links, deliveries: counts?.mails ?? null, onError }) : null;
   const maintenance = new Maintenance(
     [
       expiredSessions(sessionStore),
@@ -195,14 +197,12 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
       expiringTokens(lifecycleStore),
       oldAuditEvents(audit, config.auditRetentionMs),
       oldDeliveries(webhooks.store),
-      ...email.sweeps,
+      ...(mail ? [oldMails(mail.queue), ...email.sweeps] : []),
     ],
     clock,
     MAINTENANCE_INTERVAL_MS,
     onError,
   );
-  // Mail off: no loop, no gauge, nothing reads or writes the outbox (§11.2).
-  const mail = config.mail ? createMailDelivery(db, clock, config.mail, { minter: email.links, deliveries: counts?.mails ?? null, onError }) : null;
   const mailDelivery = mail?.delivery ?? NO_MAIL_DELIVERY;
   const background = new Background({ changePolling: propagation ? pollingWatched(polling, feed) : polling, tokenUsage: usage, sessionUsage, refusals, maintenance, webhookDelivery: webhooks.delivery, mailDelivery });
   if (metrics) observeServices(metrics, { database, redis, hasher, keys, feed, events, mailPending: mail ? (cap) => mail.queue.pending(cap) : null });

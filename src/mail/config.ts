@@ -1,4 +1,4 @@
-import { ConfigError, type Env, raw } from '../lib/env-vars.js';
+import { ConfigError, type Env, int, raw } from '../lib/env-vars.js';
 import { parseIp } from '../lib/ip.js';
 
 /** How rz-auth reaches the operator's SMTP server (SMTP_URL). */
@@ -10,6 +10,8 @@ export interface SmtpSettings {
   /** smtp://: STARTTLS is required, so a relay that does not offer it is refused; false only with `?tls=off` to a loopback host. */
   readonly requireStartTls: boolean;
   readonly auth: { readonly user: string; readonly pass: string } | null;
+  /** SMTP_TIMEOUT_SECONDS: the longest wait for the connection, for the greeting, and for each reply. */
+  readonly timeoutMs: number;
 }
 
 /** Mail on (SMTP_URL set): where links point, who mails come from, and the transport (docs/email.md). */
@@ -35,7 +37,7 @@ function isLoopback(hostname: string): boolean {
  * server): a password or a reset link never crosses a network in clear. Messages never repeat the
  * URL, which holds a password.
  */
-function parseSmtpUrl(value: string): SmtpSettings {
+function parseSmtpUrl(value: string): Omit<SmtpSettings, 'timeoutMs'> {
   const url = URL.canParse(value) ? new URL(value) : null;
   if (!url || !['smtp:', 'smtps:'].includes(url.protocol) || url.hostname === '') {
     throw new ConfigError('SMTP_URL must be smtp://user:pass@host:587 or smtps://user:pass@host:465');
@@ -81,6 +83,6 @@ function parseFrom(env: Env): MailSettings['from'] {
 export function mailFrom(env: Env): MailSettings | null {
   const smtpUrl = raw(env, 'SMTP_URL');
   if (smtpUrl === undefined) return null;
-  const smtp = parseSmtpUrl(smtpUrl);
+  const smtp = { ...parseSmtpUrl(smtpUrl), timeoutMs: int(env, 'SMTP_TIMEOUT_SECONDS', 30, 1, 300) * 1000 };
   return { publicUrl: parsePublicUrl(env), from: parseFrom(env), smtp };
 }

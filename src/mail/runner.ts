@@ -62,6 +62,6 @@ export interface MailParts {
 export function createMailDelivery(db: Kysely<Tables>, clock: Clock, settings: MailSettings, parts: MailParts): { readonly queue: MailQueue; readonly delivery: MailDelivery } {
   const queue = new MailQueue(db);
   const sender = parts.sender ?? smtpSender(settings);
-  const worker = new MailWorker(queue, sender, clock, { db, publicUrl: settings.publicUrl, minter: parts.minter, onError: parts.onError, deliveries: parts.deliveries });
+  const worker = new MailWorker(queue, sender, clock, { db, publicUrl: settings.publicUrl, timeoutMs: settings.smtp.timeoutMs, minter: parts.minter, onError: parts.onError, deliveries: parts.deliveries });
   return { queue, delivery: new MailDelivery(worker, sender, parts.onError) };
 }

@@ -18,10 +18,8 @@ export interface MailSender {
   close(): void;
 }
 
-/** Waits of one SMTP conversation (nodemailer's defaults are minutes long): a dead relay holds a lease no longer than this. */
-export const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 } as const;
 /** Connections kept open to the relay; each carries up to MAX_MESSAGES before it is renewed. */
-const MAX_CONNECTIONS = 4;
+const MAX_CONNECTIONS = 8;
 const MAX_MESSAGES = 100;
 
 /**
@@ -42,7 +40,10 @@ export function smtpSender(settings: MailSettings): MailSender {
     requireTLS: smtp.requireStartTls,
     ignoreTLS: !smtp.implicitTls && !smtp.requireStartTls,
     ...(smtp.auth ? { auth: { user: smtp.auth.user, pass: smtp.auth.pass } } : {}),
-    ...SMTP_TIMEOUTS,
+    // nodemailer waits minutes by default; SMTP_TIMEOUT_SECONDS bounds the connection, the greeting and each reply.
+    connectionTimeout: smtp.timeoutMs,
+    greetingTimeout: smtp.timeoutMs,
+    socketTimeout: smtp.timeoutMs,
     disableFileAccess: true,
     disableUrlAccess: true,
   });

@@ -20,9 +20,7 @@ export const MAIL_WINDOW_MS = 24 * HOUR;
 /** Each wait is moved by up to this fraction either way, so mails failed together do not retry in lockstep. */
 const JITTER = 0.2;
 /** Mails claimed per round; a user has at most one of them (outbox order). */
-const BATCH = 32;
-/** Longer than the slowest conversation SMTP_TIMEOUTS allow, so only a dead worker's lease lapses. */
-const LEASE_MS = 2 * 60 * SECOND;
+const BATCH = 64;
 
 /** When to try again after the `attempt`-th attempt (1 for the first) failed at `now`, or null when that was the last. */
 export function nextMailAttempt(createdAt: number, attempt: number, now: number, random: () => number = Math.random): number | null {
@@ -36,6 +34,8 @@ const COUNTED: Readonly<Record<MailOutcome['status'], DeliveryOutcome>> = { sent
 
 export interface MailWorkerOptions {
   readonly db: Kysely<Tables>;
+  /** SMTP_TIMEOUT_SECONDS in ms: a lease lasts three of them (connection, greeting, a reply) and a second, so a live worker's rarely lapses. */
+  readonly timeoutMs: number;
   readonly publicUrl: URL;
   /** Mints the link of a mail with a link purpose (the account flows provide it); with none, such a mail is dropped unsent (superseded). */
   readonly minter: LinkMinter | null;
@@ -84,7 +84,7 @@ export class MailWorker {
   private async drain(): Promise<void> {
     while (!this.stopping) {
       const now = this.clock.now();
-      const claimed = await this.queue.claimDue(iso(now), iso(now + LEASE_MS), randomUUID(), BATCH);
+      const claimed = await this.queue.claimDue(iso(now), iso(now + 3 * this.options.timeoutMs + SECOND), randomUUID(), BATCH);
       if (claimed.length === 0) return;
       await Promise.all(claimed.map((mail) => this.attempt(mail)));
     }

@@ -3,6 +3,7 @@ import type { ChangeStore } from '../changes/store.js';
 import { DAY_MS, iso } from '../clock.js';
 import type { SessionStore } from '../account/session-store.js';
 import type { WebhookStore } from '../webhooks/store.js';
+import type { MailQueue } from '../mail/queue.js';
 import type { Sweep } from './runner.js';
 
 /** How often the server sweeps. Rows wait at most this long past their time; nothing depends on it. */
@@ -43,4 +44,10 @@ export const DELIVERY_RETENTION_MS = 30 * DAY_MS;
 export const oldDeliveries = (webhooks: WebhookStore, retentionMs = DELIVERY_RETENTION_MS): Sweep => ({
   name: 'webhook deliveries',
   run: (now) => webhooks.pruneFinished(iso(now - retentionMs)),
+});
+
+/** Mails sent, given up or superseded more than `retentionMs` ago (30 days, as webhook deliveries); only with mail on. */
+export const oldMails = (outbox: MailQueue, retentionMs = DELIVERY_RETENTION_MS): Sweep => ({
+  name: 'mail outbox',
+  run: (now) => outbox.pruneFinished(iso(now - retentionMs)),
 });

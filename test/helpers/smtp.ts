@@ -37,8 +37,8 @@ export interface TestSmtpServer {
   readonly attempts: ReceivedMail[];
   /** Decides the answer of each received message (accept all by default); may wait. */
   answer: (mail: ReceivedMail, attempt: number) => Answer | Promise<Answer>;
-  /** Resolves once `count` messages have been accepted; rejects after `timeoutMs`. */
-  waitFor(count: number, timeoutMs?: number): Promise<ReceivedMail[]>;
+  /** Resolves once `count` messages have been accepted (or with `of: 'attempts'`, received); rejects after `timeoutMs`. */
+  waitFor(count: number, timeoutMs?: number, of?: 'messages' | 'attempts'): Promise<ReceivedMail[]>;
   close(): Promise<void>;
 }
 
@@ -96,18 +96,19 @@ export async function startSmtpServer(): Promise<TestSmtpServer> {
     messages: [],
     attempts: [],
     answer: () => null,
-    waitFor(count, timeoutMs = 10_000) {
-      if (state.messages.length >= count) return Promise.resolve(state.messages);
+    waitFor(count, timeoutMs = 10_000, of = 'messages') {
+      const list = () => state[of];
+      if (list().length >= count) return Promise.resolve(list());
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => {
           arrived.off('message', check);
-          reject(new Error(`${state.messages.length} of ${count} messages arrived in ${timeoutMs} ms`));
+          reject(new Error(`${list().length} of ${count} ${of} arrived in ${timeoutMs} ms`));
         }, timeoutMs);
         const check = () => {
-          if (state.messages.length < count) return;
+          if (list().length < count) return;
           clearTimeout(timer);
           arrived.off('message', check);
-          resolve(state.messages);
+          resolve(list());
         };
         arrived.on('message', check);
       });
@@ -126,6 +127,7 @@ export async function startSmtpServer(): Promise<TestSmtpServer> {
         parse(Buffer.concat(chunks), envelope)
           .then(async (mail) => {
             state.attempts.push(mail);
+            arrived.emit('message');
             const answer = await state.answer(mail, state.attempts.length);
             if (answer) return callback(Object.assign(new Error(answer.message), { responseCode: answer.code }));
             state.messages.push(mail);

@@ -140,7 +140,7 @@ describe('mail delivery', () => {
     };
     const config = t.services.config.mail;
     if (!config) throw new Error('mail is off');
-    const worker = new MailWorker(new MailQueue(t.services.database.db), smtpSender(config), clock, { db: t.services.database.db, publicUrl: config.publicUrl, minter, onError: (e) => expect.fail(String(e)) });
+    const worker = new MailWorker(new MailQueue(t.services.database.db), smtpSender(config), clock, { db: t.services.database.db, publicUrl: config.publicUrl, timeoutMs: config.smtp.timeoutMs, minter, onError: (e) => expect.fail(String(e)) });
     const sent = await enqueue(notice({ template: 'reset_password', linkPurpose: 'reset_password' }));
     await worker.runOnce();
     expect(smtp.messages[0]?.links).toContain(`https://auth.example.com/developers#reset=${minted[0]}`);
@@ -151,6 +151,22 @@ describe('mail delivery', () => {
     await worker.runOnce();
     expect(smtp.messages).toHaveLength(1);
     expect(await row(dropped)).toMatchObject({ status: 'superseded', attempts: 0 });
+  });
+
+  it('prunes finished mails 30 days after they finished, never a pending one', async () => {
+    smtp.answer = (_mail, n) => (n === 1 ? null : { code: 451, message: 'later' });
+    const sent = await enqueue(notice({ userId: null }));
+    await delivery().runOnce();
+    const waiting = await enqueue(notice({ userId: null, recipient: 'later@example.com' }));
+    await delivery().runOnce();
+    clock.advance(30 * 86_400_000 - 1);
+    await t.services.maintenance.runOnce();
+    expect((await row(sent)).status).toBe('sent');
+    clock.advance(2);
+    await t.services.maintenance.runOnce();
+    const left = await t.services.database.db.selectFrom('mail_outbox').select('id').where('id', 'in', [sent, waiting]).execute();
+    expect(left.map((r) => r.id)).toEqual([waiting]);
+    await t.services.database.db.deleteFrom('mail_outbox').where('id', '=', waiting).execute();
   });
 
   it('sends each mail once when two instances run their workers at the same time', async () => {

@@ -13,7 +13,7 @@ describe('mail configuration (SMTP_URL, MAIL_FROM, PUBLIC_URL)', () => {
     const { mail } = loadConfig(on);
     expect(mail).toMatchObject({
       from: { name: 'rz-auth', address: 'no-reply@example.com' },
-      smtp: { host: 'smtp.example.com', port: 587, implicitTls: false, requireStartTls: true, auth: { user: 'rz', pass: 's3cret!' } },
+      smtp: { host: 'smtp.example.com', port: 587, implicitTls: false, requireStartTls: true, auth: { user: 'rz', pass: 's3cret!' }, timeoutMs: 30_000 },
     });
     expect(mail?.publicUrl.href).toBe('https://auth.example.com/');
     expect(Object.isFrozen(mail?.smtp)).toBe(true);
@@ -50,6 +50,7 @@ describe('mail configuration (SMTP_URL, MAIL_FROM, PUBLIC_URL)', () => {
     [{ MAIL_FROM: '"x" <a@example.com>\r\nBcc: b@example.com' }, /^MAIL_FROM/],
     [{ MAIL_FROM: '"x\r\nBcc: b@example.com" <a@example.com>' }, /^MAIL_FROM/],
     [{ MAIL_FROM: 'no-address' }, /^MAIL_FROM/],
+    [{ SMTP_TIMEOUT_SECONDS: '0' }, /^SMTP_TIMEOUT_SECONDS/],
   ])('refuses to start naming the variable: %j', (change, message) => {
     expect(() => loadConfig({ ...on, ...change })).toThrow(message);
   });
