@@ -164,6 +164,16 @@ export const SCENARIOS: readonly Scenario[] = [
     targets: [{ kind: 'rps', min: 2000 }, RSS],
   },
   {
+    // A reset request is one insert on the request path whatever the email; looking the email up
+    // happens after the answer (docs/email.md), and its CPU is counted per request too.
+    id: 'password-reset',
+    title: 'POST /api/auth/password-reset, an email no account has (mail on)',
+    server: 'rz-auth-mail',
+    baseline: 'tokens-create',
+    load: (_c, s) => ({ method: 'POST', path: '/api/auth/password-reset', body: { email: 'nobody@bench.example.com' }, connections: s.connections }),
+    targets: [{ kind: 'ratio', min: 0.8 }, RSS],
+  },
+  {
     id: 'login',
     title: 'POST /api/auth/login (argon2id)',
     server: 'rz-auth',
