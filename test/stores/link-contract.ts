@@ -18,9 +18,10 @@ export function linkStoreContract(name: string, harness: () => StoreHarness): vo
     const links = () => new LinkTokens({ verify_email: 48 * HOUR, reset_password: HOUR / 2, change_email: 48 * HOUR }, new TestClock(Date.parse(at(5))));
     const t = (n: number) => Date.parse(at(n));
 
+    const TEMPLATE = { verify_email: 'verify_email', reset_password: 'reset_password', change_email: 'confirm_email_change' } as const;
     async function linkMail(purpose: LinkPurpose = 'reset_password', n = 1) {
       const user = await insertUser(s.users);
-      const id = await enqueueMail(s.database.db, { userId: user.id, recipient: user.email, template: 'reset_password', data: {}, linkPurpose: purpose }, t(n));
+      const id = await enqueueMail(s.database.db, { userId: user.id, recipient: user.email, template: TEMPLATE[purpose], data: {}, linkPurpose: purpose }, t(n));
       return { user, mail: { id, userId: user.id, purpose, recipient: user.email, createdAt: at(n) } };
     }
     const consume = (token: string, purpose: LinkPurpose, now = at(10)) =>
