@@ -27,7 +27,8 @@ const RESULTS = join(ROOT, 'bench', 'results');
 const fmt = (n: number | null, digits = 2) => (n === null ? 'n/a' : n.toFixed(digits));
 
 function progress(scenario: Scenario, seconds: number, slice: Awaited<ReturnType<typeof measureSlice>>): void {
-  const flood = slice.backgroundRps === undefined ? '' : `  background ${Math.round(slice.backgroundRps)} req/s`;
+  const unit = scenario.mailFeed === undefined ? 'req/s' : 'mails/s sent';
+  const flood = slice.backgroundRps === undefined ? '' : `  background ${Math.round(slice.backgroundRps)} ${unit}`;
   console.log(
     `${scenario.id.padEnd(28)} ${String(seconds).padStart(3)} s ${Math.round(slice.rps).toString().padStart(6)} req/s  ` +
       `${fmt(slice.serverCpuUs, 1).padStart(6)} µs/req  CPU ${fmt(slice.serverCores)} (load generator ${fmt(slice.loadGeneratorCores)})  RSS ${fmt(slice.peakRssMb, 0)} MB${flood}`,
