@@ -168,7 +168,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   const refusals = new RefusalRecorder((events) => audit.record(events), (error) => onError(error, 'token refusals'));
 
   const users = new UserService(userStore, hasher, feed, clock, { minLength: passwords.minLength, blocklist: loadBlocklist() }, counts?.tokens ?? null);
-  const email = emailParts(db, config.mail !== null, config.accountEmail, { users, hasher, feed, clock });
+  const email = emailParts(db, config.mail !== null, config.accountEmail, { users, hasher, feed, clock, onError });
   const serviceStore = new ServiceCredentialStore(db);
   const authenticator = new Authenticator({ tokens: tokenStore, services: serviceStore, sessions: sessionStore, users: userStore, userTokens, usage, sessionUsage, refusals, clock });
   feed.subscribe(async (change) => {

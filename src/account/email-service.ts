@@ -44,6 +44,8 @@ export interface EmailAccountDeps {
   readonly hasher: PasswordHasher;
   readonly feed: ChangeFeed;
   readonly clock: Clock;
+  /** Where a failed drain of reset requests is reported; the next maintenance round retries it. */
+  readonly onError: (error: unknown, context: string) => void;
 }
 
 /** The mail of a user's notice or link, written with the transaction of what causes it. */
@@ -108,7 +110,7 @@ export class EmailAccount implements EmailFlows {
   async requestPasswordReset(email: string, context: RequestContext): Promise<void> {
     const now = this.deps.clock.now();
     await this.deps.store.insertResetRequest({ email: normalizeEmail(email), address: context.address, user_agent: context.userAgent, request_id: context.requestId, created_at: iso(now) });
-    setImmediate(() => void this.drainResetRequests().catch(() => {}));
+    setImmediate(() => void this.drainResetRequests().catch((error: unknown) => this.deps.onError(error, 'password reset requests')));
   }
 
   /**

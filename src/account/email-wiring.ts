@@ -33,7 +33,7 @@ export function emailParts(
   db: Kysely<Tables>,
   mailOn: boolean,
   config: AccountEmailConfig,
-  deps: { readonly users: UserService; readonly hasher: PasswordHasher; readonly feed: ChangeFeed; readonly clock: Clock },
+  deps: { readonly users: UserService; readonly hasher: PasswordHasher; readonly feed: ChangeFeed; readonly clock: Clock; readonly onError: (error: unknown, context: string) => void },
 ): EmailParts {
   if (!mailOn) return { flows: MAIL_OFF, links: null, signupMail: null, passwordChanged: null, tokenLeaked: null, sweeps: [] };
   const store = new EmailStore(db);
