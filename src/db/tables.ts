@@ -13,6 +13,8 @@ export interface UsersTable {
   username_key: string;
   password_hash: string;
   created_at: string;
+  /** When a link mailed to the current address was used; null while it is unproven. */
+  email_verified_at: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface SessionsTable {
@@ -201,6 +203,39 @@ export interface MailOutboxTable {
   finished_at: string | null;
 }
 
+/** A link token of a mail, as its SHA-256 digest only (docs/email.md). */
+export interface LinkTokensTable {
+  digest: string;
+  user_id: string;
+  purpose: 'verify_email' | 'reset_password' | 'change_email';
+  /** The mail that carried it: a token whose mail is not its user's newest of the purpose is dead. */
+  mail_id: string;
+  /** The address it was mailed to: the user's for a verification or reset, the new one for a change. */
+  email: string;
+  created_at: string;
+  /** Counted from the mail's creation. */
+  expires_at: string;
+}
+
+/** Which session asked for an email change: the confirmation ends every other. */
+export interface EmailChangeRequestsTable {
+  mail_id: string;
+  user_id: string;
+  session_id: string;
+  created_at: string;
+}
+
+/** A password reset request as received: looked up and answered with a mail in the background. */
+export interface PasswordResetRequestsTable {
+  seq: Generated<number>;
+  /** Normalized; whether an account has it is learnt off the request path. */
+  email: string;
+  address: string | null;
+  user_agent: string | null;
+  request_id: string | null;
+  created_at: string;
+}
+
 export interface Tables {
   users: UsersTable;
   sessions: SessionsTable;
@@ -215,4 +250,7 @@ export interface Tables {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   mail_outbox: MailOutboxTable;
+  link_tokens: LinkTokensTable;
+  email_change_requests: EmailChangeRequestsTable;
+  password_reset_requests: PasswordResetRequestsTable;
 }

@@ -13,6 +13,7 @@ import { webhookStoreContract } from './webhook-contract.js';
 import { webhookFairnessContract } from './webhook-fairness-contract.js';
 import { listStoreContract } from './list-contract.js';
 import { mailStoreContract } from './mail-contract.js';
+import { linkStoreContract } from './link-contract.js';
 
 const available = await postgresAvailable();
 
@@ -38,6 +39,7 @@ describe.skipIf(!available)('PostgreSQL', () => {
   webhookFairnessContract('PostgreSQL', postgres);
   listStoreContract('PostgreSQL', postgres);
   mailStoreContract('PostgreSQL', postgres);
+  linkStoreContract('PostgreSQL', postgres);
 });
 
 // A transaction that records no change (the usage flush) does not queue on the change log's lock,

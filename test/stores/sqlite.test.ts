@@ -12,6 +12,7 @@ import { webhookStoreContract } from './webhook-contract.js';
 import { webhookFairnessContract } from './webhook-fairness-contract.js';
 import { listStoreContract } from './list-contract.js';
 import { mailStoreContract } from './mail-contract.js';
+import { linkStoreContract } from './link-contract.js';
 
 const sqlite = (): StoreHarness => {
   const dir = tempDir();
@@ -30,6 +31,7 @@ webhookStoreContract('SQLite', sqlite);
 webhookFairnessContract('SQLite', sqlite);
 listStoreContract('SQLite', sqlite);
 mailStoreContract('SQLite', sqlite);
+linkStoreContract('SQLite', sqlite);
 
 describe('SQLite connection settings', () => {
   it.each([2048, 65536])('sizes the page cache from SQLITE_CACHE_KIB (%i KiB), not the driver default', async (cacheKiB) => {

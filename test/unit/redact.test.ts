@@ -28,6 +28,8 @@ describe('redactSecrets', () => {
     ['after a percent-encoded quote', `%22${app}`],
     ['a service token', 'rzs_0123456789abcdefghij'],
     ['a webhook secret', 'whsec_c2VjcmV0c2Vj+/cmV0c2VjcmV0c2VjcmV0'],
+    ['a mail\'s link token (base64url)', 'rzl_q-7_Zx0-a_B9-cD_eF1-gH2_iJ3-kL4_mN5-oP6_qR'],
+    ['a link token in a URL fragment', '/developers#reset=rzl_q-7_Zx0-a_B9-cD_eF1-gH2_iJ3-kL4_mN5-oP6_qR'],
     ['a JWT after a digit', `1${jwt}`],
     ['a JWT cut short of its dots', jwt.slice(0, 30)],
     ['a JWT with percent-encoded dots', jwt.replaceAll('.', '%2e')],
@@ -55,7 +57,7 @@ describe('redactSecrets', () => {
   ])('redacts a token %s', (_what, text) => {
     const out = redactSecrets(`/path?q=${text}&n=1`);
     expect(out).toContain('[REDACTED]');
-    for (const secret of [api, app, jwt, 'c2VjcmV0c2VjcmV0']) expect(out).not.toContain(secret.slice(-10));
+    for (const secret of [api, app, jwt, 'c2VjcmV0c2VjcmV0', 'mN5-oP6_qR']) expect(out).not.toContain(secret.slice(-10));
   });
 
   it('logged a token encoded five times over as it came: text still encoded after four rounds is replaced whole', () => {
