@@ -24,12 +24,12 @@ export function takeLink(): EmailLink | null {
   const match = LINK.exec(location.hash);
   if (match === null) return null;
   history.replaceState(history.state, '', `${location.pathname}${location.search}`);
-  const [, kind = 'reset', raw = ''] = match;
+  const raw = match[2] ?? '';
   let token = raw;
   try {
     token = decodeURIComponent(raw);
   } catch {
     // Not percent-encoded text: sent as it came, and the server answers invalid_link.
   }
-  return { kind: kind as LinkKind, token: token.trim() };
+  return { kind: match[1] as LinkKind, token };
 }
