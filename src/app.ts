@@ -14,6 +14,7 @@ import { registerDocs, registerOpenApi } from './http/docs.js';
 import { registerFormBodyParser } from './http/form-body.js';
 import { answerConnect } from './http/framing.js';
 import { registerGuard } from './http/guard.js';
+import { registerEmailVerification } from './http/email-verification.js';
 import { collectRoutes, refuseUnexpectedBodies, registerMethodNotAllowed, registerNotFound } from './http/hardening.js';
 import { registerRequestLifecycle } from './http/lifecycle.js';
 import { BODY_LIMIT, registerJsonBodyParser } from './http/json-body.js';
@@ -121,11 +122,12 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   const document = await registerOpenApi(app, VERSION, services.config.corsOrigins);
   registerRateLimits(app, limits);
   registerGuard(app, services.authenticator, limits, clientAddress, { decisions: counts?.decisions ?? null, tracing: services.tracing });
+  registerEmailVerification(app, config.accountEmail.verificationRequired);
 
   authRoutes(app, services.accounts, clientAddress);
   sessionRoutes(app, services.accountSecurity);
   meRoutes(app);
-  emailRoutes(app, services.emailFlows);
+  emailRoutes(app, services.email.flows);
   tokenRoutes(app, services.tokens, services.scopes);
   tokenLifecycleRoutes(app, services.lifecycle);
   appTokenRoutes(app, services.lifecycle);

@@ -19,12 +19,14 @@ export interface BackgroundLoops {
   readonly maintenance: Loop;
   /** Dispatches audit events to webhooks and sends the due deliveries. */
   readonly webhookDelivery: Loop;
+  /** Sends the mail outbox's due mails; a loop that does nothing when mail is off. */
+  readonly mailDelivery: Loop;
 }
 
 export type LoopName = keyof BackgroundLoops;
 
 /** Stopped in this order: the jobs, the change log's poll, then the write-behinds, which write what they hold. */
-const ORDER: readonly LoopName[] = ['maintenance', 'webhookDelivery', 'changePolling', 'tokenUsage', 'sessionUsage', 'refusals'];
+const ORDER: readonly LoopName[] = ['maintenance', 'webhookDelivery', 'mailDelivery', 'changePolling', 'tokenUsage', 'sessionUsage', 'refusals'];
 
 /**
  * The one place background loops are started and stopped. The server starts them once it listens

@@ -6,6 +6,7 @@ import { auditQuery, DEFAULT_CLI_LIMIT, printAuditEvents } from './cli/audit.js'
 import { readPassword } from './cli/password-input.js';
 import { noArguments, onlyId, parseOnce, UsageError } from './cli/usage.js';
 import { WEBHOOK_USAGE, webhookCommands } from './cli/webhooks.js';
+import { MAIL_USAGE, mailCommands } from './cli/mail.js';
 import { serveCluster } from './cluster.js';
 import { type Config, ConfigError, loadConfig, parseWorkers } from './config.js';
 import { describeDatabase, openDatabase, requireExisting } from './db/database.js';
@@ -42,6 +43,7 @@ Commands:
                                          security events, newest first, as JSON lines
                                          (default the last ${DEFAULT_CLI_LIMIT})
 ${WEBHOOK_USAGE}
+${MAIL_USAGE}
 ${COPY_USAGE}
   help                                   show this text
 
@@ -178,6 +180,7 @@ const commands: Record<string, Command> = {
   },
 
   ...webhookCommands(withServices),
+  ...mailCommands(withServices),
   copy: copyCommand,
 };
 

@@ -9,7 +9,7 @@ import { Authenticator } from './auth/authenticator.js';
 import { UserTokens } from './auth/jwt.js';
 import { Introspector } from './auth/introspection.js';
 import { AccountService } from './account/service.js';
-import { type EmailFlows, MAIL_OFF } from './account/email-service.js';
+import { type EmailParts, emailParts } from './account/email-wiring.js';
 import { ChangeFeed } from './changes/feed.js';
 import { changeSource } from './changes/sources.js';
 import { ChangeStore } from './changes/store.js';
@@ -17,6 +17,8 @@ import { pollingWatched } from './changes/watch.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import type { MailSettings } from './mail/config.js';
+import { createMailDelivery, type MailDelivery, NO_MAIL_DELIVERY } from './mail/runner.js';
+import { MailQueue } from './mail/queue.js';
 import { type Database, openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { resealAll } from './db/sealed-columns.js';
@@ -51,6 +53,9 @@ import { UserStore } from './account/user-store.js';
 import { createWebhooks, type WebhookDelivery } from './webhooks/runner.js';
 import type { WebhookService } from './webhooks/service.js';
 import { NO_TRACING, type Tracing } from './observability/tracing/tracing.js';
+import type { Infrastructure, ServiceOptions } from './service-options.js';
+
+export type { ServiceOptions };
 
 /**
  * Everything the HTTP layer and the CLI call, built once per process from the configuration by
@@ -65,7 +70,7 @@ export interface Services {
   readonly accounts: AccountService;
   /** The signed-in user's password, sessions and account deletion. */
   readonly accountSecurity: AccountSecurity;
-  readonly emailFlows: EmailFlows; // verification, password reset, email change (docs/email.md)
+  readonly email: EmailParts; // verification, password reset, email change, notices, the worker's link minter (docs/email.md)
   readonly tokens: TokenService;
   /** Token detail, narrowing, rotation and an app's tokens (docs/token-lifecycle.md). */
   readonly lifecycle: TokenLifecycle;
@@ -103,20 +108,12 @@ export interface Services {
   readonly metrics: Metrics | null;
   readonly tracing: Tracing; // spans of requests, password checks, webhooks (docs/operations.md)
   readonly mail: MailSettings | null; // SMTP_URL, MAIL_FROM, PUBLIC_URL; null when mail is off: nothing is enqueued or sent
+  /** Sending the mail outbox, one of the {@link background} loops (tests run a round with `runOnce()`); null when mail is off. */
+  readonly mailDelivery: MailDelivery | null;
+  /** The mail outbox as the operator reads it (`rz-auth mail list`). */
+  readonly mailOutbox: MailQueue;
   /** Flushes pending writes and closes connections. */
   close(): Promise<void>;
-}
-
-export interface ServiceOptions {
-  readonly clock?: Clock;
-  /** Where background failures (e.g. a failed usage flush) are reported. */
-  readonly onError?: (error: unknown, context: string) => void;
-  /**
-   * Refuse to start when the change feed's source (Redis) cannot be reached. The CLI sets it: a
-   * change it committed could not be announced to the running instances.
-   */
-  readonly requireFeed?: boolean;
-  readonly tracing?: Tracing; // started before the services (src/observability/tracing/load.ts); off when absent
 }
 
 /** Opens the store, runs migrations, loads keys and wires the services together. */
@@ -138,13 +135,6 @@ export async function createServices(config: Config, options: ServiceOptions = {
     await database.close();
     throw error;
   }
-}
-
-interface Infrastructure extends Required<Pick<ServiceOptions, 'requireFeed' | 'tracing'>> {
-  readonly database: Database;
-  readonly redis: Redis | null;
-  readonly clock: Clock;
-  readonly onError: NonNullable<ServiceOptions['onError']>;
 }
 
 async function wire(config: Config, { database, redis, clock, onError, requireFeed, tracing }: Infrastructure): Promise<Services> {
@@ -178,6 +168,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   const refusals = new RefusalRecorder((events) => audit.record(events), (error) => onError(error, 'token refusals'));
 
   const users = new UserService(userStore, hasher, feed, clock, { minLength: passwords.minLength, blocklist: loadBlocklist() }, counts?.tokens ?? null);
+  const email = emailParts(db, config.mail !== null, config.accountEmail, { users, hasher, feed, clock });
   const serviceStore = new ServiceCredentialStore(db);
   const authenticator = new Authenticator({ tokens: tokenStore, services: serviceStore, sessions: sessionStore, users: userStore, userTokens, usage, sessionUsage, refusals, clock });
   feed.subscribe(async (change) => {
@@ -204,28 +195,32 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
       expiringTokens(lifecycleStore),
       oldAuditEvents(audit, config.auditRetentionMs),
       oldDeliveries(webhooks.store),
+      ...email.sweeps,
     ],
     clock,
     MAINTENANCE_INTERVAL_MS,
     onError,
   );
-  const background = new Background({ changePolling: propagation ? pollingWatched(polling, feed) : polling, tokenUsage: usage, sessionUsage, refusals, maintenance, webhookDelivery: webhooks.delivery });
-  if (metrics) observeServices(metrics, { database, redis, hasher, keys, feed, events });
+  // Mail off: no loop, no gauge, nothing reads or writes the outbox (§11.2).
+  const mail = config.mail ? createMailDelivery(db, clock, config.mail, { minter: null, deliveries: counts?.mails ?? null, onError }) : null;
+  const mailDelivery = mail?.delivery ?? NO_MAIL_DELIVERY;
+  const background = new Background({ changePolling: propagation ? pollingWatched(polling, feed) : polling, tokenUsage: usage, sessionUsage, refusals, maintenance, webhookDelivery: webhooks.delivery, mailDelivery });
+  if (metrics) observeServices(metrics, { database, redis, hasher, keys, feed, events, mailPending: mail ? (cap) => mail.queue.pending(cap) : null });
 
   return {
     config,
     clock,
     database,
     users,
-    accounts: new AccountService({ users, userStore, sessions: sessionStore, hasher, userTokens, feed, clock, signupEnabled: config.signupEnabled, audit }),
-    emailFlows: MAIL_OFF,
-    accountSecurity: new AccountSecurity({ sessions: sessionStore, userStore, users, hasher, usage: sessionUsage, feed, clock }),
+    accounts: new AccountService({ users, userStore, sessions: sessionStore, hasher, userTokens, feed, clock, signupEnabled: config.signupEnabled, audit, signupMail: email.signupMail }),
+    email,
+    accountSecurity: new AccountSecurity({ sessions: sessionStore, userStore, users, hasher, usage: sessionUsage, feed, clock, passwordChanged: email.passwordChanged }),
     tokens: new TokenService(tokenStore, usage, feed, clock, scopes, config.tokens, config.caps, history, counts?.tokens),
     lifecycle: new TokenLifecycle(lifecycleStore, usage, feed, clock, config.tokens, history, counts?.tokens),
     apps: new AppService(new AppStore(db), feed, clock, scopes, config.tokens, config.caps, counts?.tokens),
     audit,
     auditLog: new AuditLog(audit),
-    leaks: new LeakResponse({ tokens: tokenStore, services: serviceStore, feed, clock, github: new GitHubKeys({ url: config.leaks.githubKeysUrl, clock, onError }), counts: counts?.tokens }),
+    leaks: new LeakResponse({ tokens: tokenStore, services: serviceStore, feed, clock, github: new GitHubKeys({ url: config.leaks.githubKeysUrl, clock, onError }), counts: counts?.tokens, notice: email.tokenLeaked }),
     refusals,
     scopes,
     serviceCredentials: new ServiceCredentials(serviceStore, feed, clock),
@@ -243,6 +238,8 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     metrics,
     tracing,
     mail: config.mail,
+    mailDelivery: mail?.delivery ?? null,
+    mailOutbox: mail?.queue ?? new MailQueue(db),
     async close() {
       events.stop();
       await background.stop();

@@ -12,6 +12,7 @@ import { capsFrom, type OwnershipCaps } from './lib/caps.js';
 import { parseKeysUrl } from './lib/leak-keys-url.js';
 import { type MetricsConfig, metricsFrom } from './observability/metrics/config.js';
 import { mailFrom, type MailSettings } from './mail/config.js';
+import { type AccountEmailConfig, accountEmailFrom } from './account/email-config.js';
 import { bool, ConfigError, deepFreeze, type Env, int, oneOf, optionalInt, raw } from './lib/env-vars.js';
 
 export { ConfigError };
@@ -83,6 +84,7 @@ export interface Config {
   readonly caps: OwnershipCaps;
   readonly metrics: MetricsConfig | null; // METRICS_ADDR, METRICS_TOKEN; null when metrics are off
   readonly mail: MailSettings | null; // SMTP_URL, MAIL_FROM, PUBLIC_URL (docs/email.md); null when mail is off
+  readonly accountEmail: AccountEmailConfig; // EMAIL_VERIFICATION_REQUIRED, RESET_TOKEN_TTL_S, VERIFY_TOKEN_TTL_S
 }
 
 function parseQuota(env: Env, name: string, fallback: string): Quota | null {
@@ -240,6 +242,7 @@ export function loadConfig(env: Env): Config {
     caps: capsFrom(env),
     metrics: metricsFrom(env),
     mail: mailFrom(env),
+    accountEmail: accountEmailFrom(env, raw(env, 'SMTP_URL') !== undefined),
   };
   checkHopsOnWildcard(config.trustProxy, config.host, bool(env, HOPS_CONFIRMED, false));
   return deepFreeze(config);

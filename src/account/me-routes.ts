@@ -42,7 +42,7 @@ function meBody(p: Principal): Static<typeof MeResponse> {
     username: p.user.username,
     // An app token may ship inside a published game: it must not reveal its owner's email.
     ...(p.type === 'app_token' ? {} : { email: p.user.email }),
-    ...(p.type === 'user' ? { email_verified: false } : {}),
+    ...(p.type === 'user' ? { email_verified: p.user.emailVerified } : {}),
     auth: { type: p.type, token_id: p.credentialId, scopes: [...p.scopes], expires_at: p.expiresAt === null ? null : iso(p.expiresAt) },
     ...(p.app ? { app: { id: p.app.id, name: p.app.name } } : {}),
   };

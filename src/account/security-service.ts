@@ -1,6 +1,7 @@
 import { type AuditEvent, auditEvent, type RequestContext } from '../audit/events.js';
 import type { Principal } from '../auth/principal.js';
 import type { ChangeFeed } from '../changes/feed.js';
+import type { ChangeTransaction } from '../changes/store.js';
 import { type Clock, iso } from '../clock.js';
 import { invalidToken, notFound, ProblemError, validationFailed } from '../errors.js';
 import { isUuid } from '../lib/ids.js';
@@ -31,6 +32,8 @@ export interface AccountSecurityDeps {
   readonly usage: LastUseRecorder;
   readonly feed: ChangeFeed;
   readonly clock: Clock;
+  /** Mails the `password_changed` notice in the changing transaction; absent while mail is off. */
+  readonly passwordChanged?: ((trx: ChangeTransaction, userId: string) => Promise<void>) | null;
 }
 
 /**
@@ -70,7 +73,9 @@ export class AccountSecurity {
       ...sessionsEnded(user.id, ended, 'password_changed', context, now),
     ];
     // Ended by a change from another session that committed first: this token no longer counts.
-    if ((await this.deps.sessions.replacePassword(user.id, hash, principal.credentialId, iso(now), events)) === null) throw invalidToken();
+    const notice = this.deps.passwordChanged;
+    const also = notice ? (trx: ChangeTransaction) => notice(trx, user.id) : undefined;
+    if ((await this.deps.sessions.replacePassword(user.id, hash, principal.credentialId, iso(now), events, also)) === null) throw invalidToken();
     await this.deps.feed.committed('session', principal.credentialId);
   }
 

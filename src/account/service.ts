@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import type { Transaction } from 'kysely';
+import type { Tables } from '../db/tables.js';
 import { auditEvent, type RequestContext } from '../audit/events.js';
 import type { AuditStore } from '../audit/store.js';
 import type { ChangeFeed } from '../changes/feed.js';
@@ -41,6 +43,8 @@ export class AccountService {
       readonly clock: Clock;
       readonly signupEnabled: boolean;
       readonly audit: AuditStore;
+      /** Queues the verification mail in the signup's transaction; absent while mail is off. */
+      readonly signupMail?: ((trx: Transaction<Tables>, user: User) => Promise<void>) | null;
     },
   ) {}
 
@@ -49,7 +53,7 @@ export class AccountService {
       throw new ProblemError('forbidden', { detail: 'Signup is closed on this server. Ask an administrator for an account.' });
     }
     // The signup's own event covers the session it opens.
-    const user = await this.deps.users.create(input, context);
+    const user = await this.deps.users.create(input, context, this.deps.signupMail ?? undefined);
     return this.startSession(user, client);
   }
 

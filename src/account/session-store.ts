@@ -65,7 +65,7 @@ async function revokeWhere(trx: ChangeTransaction, userId: string, at: string, o
 export type SessionEvents = (revoked: readonly string[]) => readonly AuditEvent[];
 const none: SessionEvents = () => [];
 
-async function revokeAndRecord(trx: ChangeTransaction, userId: string, at: string, only: { id?: string; except?: string }, events: SessionEvents): Promise<string[]> {
+export async function revokeAndRecord(trx: ChangeTransaction, userId: string, at: string, only: { id?: string; except?: string }, events: SessionEvents): Promise<string[]> {
   const revoked = await revokeWhere(trx, userId, at, only);
   await recordAudit(trx, events(revoked));
   return revoked;
@@ -182,13 +182,15 @@ export class SessionStore {
    * set the password. The user row is locked first, as every password change and login does, so
    * the session is read after any change that committed before this one.
    */
-  async replacePassword(userId: string, passwordHash: string, keep: string, at: string, events: SessionEvents = none): Promise<string[] | null> {
+  async replacePassword(userId: string, passwordHash: string, keep: string, at: string, events: SessionEvents = none, also?: (trx: ChangeTransaction) => Promise<void>): Promise<string[] | null> {
     try {
       return await changeTransaction(this.db, async (trx) => {
         await trx.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', userId).execute();
         const live = await trx.selectFrom('sessions').select('id').where('id', '=', keep).where('revoked_at', 'is', null).executeTakeFirst();
         if (!live) throw SESSION_ENDED;
-        return revokeAndRecord(trx, userId, at, { except: keep }, events);
+        const revoked = await revokeAndRecord(trx, userId, at, { except: keep }, events);
+        await also?.(trx);
+        return revoked;
       });
     } catch (error) {
       if (error === SESSION_ENDED) return null;

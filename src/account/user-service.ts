@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import type { Transaction } from 'kysely';
+import type { Tables } from '../db/tables.js';
 import { auditEvent, OPERATOR_CONTEXT, type RequestContext } from '../audit/events.js';
 import type { ChangeFeed } from '../changes/feed.js';
 import { type Clock, iso } from '../clock.js';
@@ -32,8 +34,27 @@ const EMAIL = /^[^\s@\p{Cc}\p{Cf}]{1,64}@[^\s@\p{Cc}\p{Cf}.]+(\.[^\s@\p{Cc}\p{Cf
  */
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase().normalize('NFC');
 
-/** True when a normalized email is one an account can have: what signup and the CLI accept. */
+/**
+ * True when a normalized email may belong to an account: what login and a reset request look up.
+ * Looser than {@link isPlainMailbox}: addresses stored before that rule still log in.
+ */
 export const isAccountEmail = (email: string): boolean => email.length <= 254 && EMAIL.test(email);
+
+/**
+ * One character of a plain mailbox's local part or domain label (RFC 5322 atext, with the UTF-8
+ * of RFC 6531): none of the specials `( ) < > [ ] : ; \ , . "`, no space, control or invisible
+ * format character. A mail library given `a,b@x` or `a<b@x>` sends to someone else.
+ */
+const ATEXT = String.raw`[^\s@\p{Cc}\p{Cf}()<>\[\]:;\\,."]`;
+/** `local@domain`, dot-separated runs of ATEXT on both sides, nothing else: one plain mailbox. */
+const MAILBOX = new RegExp(String.raw`^(${ATEXT}+(?:\.${ATEXT}+)*)@${ATEXT}+(?:\.${ATEXT}+)+$`, 'u');
+
+/** True when a normalized email is one plain mailbox no mailer can misread: what signup, the CLI and an email change accept. */
+export function isPlainMailbox(email: string): boolean {
+  if (email.length > 254) return false;
+  const local = MAILBOX.exec(email)?.[1];
+  return local !== undefined && local.length <= 64;
+}
 
 /** Rules for accounts, shared by signup and the CLI. */
 export class UserService {
@@ -50,12 +71,12 @@ export class UserService {
    * Validates, hashes and stores a new account: a signup, or the operator's `users create`.
    * @throws validation_failed or conflict
    */
-  async create(input: NewUserInput, context: RequestContext): Promise<User> {
+  async create(input: NewUserInput, context: RequestContext, also?: (trx: Transaction<Tables>, user: User) => Promise<void>): Promise<User> {
     const email = normalizeEmail(input.email);
     const username = input.username;
     const password = normalizePassword(input.password);
     const errors: FieldError[] = [];
-    if (!isAccountEmail(email)) errors.push({ field: 'email', message: 'must be a valid email address' });
+    if (!isPlainMailbox(email)) errors.push({ field: 'email', message: 'must be one plain email address (name@example.com)' });
     if (!USERNAME.test(username)) {
       errors.push({ field: 'username', message: 'must be 3 to 39 characters of letters, digits, - and _' });
     }
@@ -75,7 +96,7 @@ export class UserService {
       now,
     );
     try {
-      await this.store.insert({ ...user, passwordHash }, event);
+      await this.store.insert({ ...user, passwordHash }, event, also && ((trx) => also(trx, user)));
     } catch (error) {
       // A concurrent signup took the email or username between the check and the insert.
       if (isUniqueViolation(error)) await this.assertAvailable(email, username);

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { AuditEvent } from '../audit/events.js';
 import { recordAudit } from '../audit/store.js';
 import { changeTransaction, recordChange } from '../changes/store.js';
@@ -17,10 +17,15 @@ export interface UserWithHash extends User {
   readonly passwordHash: string;
 }
 
-const COLUMNS = ['id', 'email', 'username', 'created_at', 'password_hash'] as const;
+/** A user as stored: with when their email was proven (null: not yet). */
+export interface StoredUser extends UserWithHash {
+  readonly emailVerifiedAt: string | null;
+}
 
-function toUser(row: { id: string; email: string; username: string; created_at: string; password_hash: string }): UserWithHash {
-  return { id: row.id, email: row.email, username: row.username, createdAt: row.created_at, passwordHash: row.password_hash };
+const COLUMNS = ['id', 'email', 'username', 'created_at', 'password_hash', 'email_verified_at'] as const;
+
+function toUser(row: { id: string; email: string; username: string; created_at: string; password_hash: string; email_verified_at: string | null }): StoredUser {
+  return { id: row.id, email: row.email, username: row.username, createdAt: row.created_at, passwordHash: row.password_hash, emailVerifiedAt: row.email_verified_at };
 }
 
 /** SQL for users. */
@@ -31,7 +36,7 @@ export class UserStore {
    * Inserts a user, with the audit event of its creation when there is one.
    * @throws a unique violation when the email or (case-insensitive) username is taken.
    */
-  async insert(user: UserWithHash, event?: AuditEvent): Promise<void> {
+  async insert(user: UserWithHash, event?: AuditEvent, also?: (trx: Transaction<Tables>) => Promise<void>): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       await trx
         .insertInto('users')
@@ -45,15 +50,16 @@ export class UserStore {
         })
         .execute();
       if (event) await recordAudit(trx, event);
+      await also?.(trx);
     });
   }
 
-  async findByEmail(email: string): Promise<UserWithHash | undefined> {
+  async findByEmail(email: string): Promise<StoredUser | undefined> {
     const row = await this.db.selectFrom('users').select(COLUMNS).where('email', '=', email).executeTakeFirst();
     return row && toUser(row);
   }
 
-  async findById(id: string): Promise<UserWithHash | undefined> {
+  async findById(id: string): Promise<StoredUser | undefined> {
     const row = await this.db.selectFrom('users').select(COLUMNS).where('id', '=', id).executeTakeFirst();
     return row && toUser(row);
   }

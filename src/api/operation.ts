@@ -63,6 +63,8 @@ export type OperationSpec = Access & {
   readonly success: Successes;
   /** What the operation itself can answer; what the guard, body parser and limits answer is added. */
   readonly problems?: readonly ProblemCode[];
+  /** Mints a token: refused with `email_unverified` while EMAIL_VERIFICATION_REQUIRED holds and the email is unproven. */
+  readonly mintsToken?: true;
 };
 
 type ResponseSchemas<R extends Successes> = { readonly [K in keyof R]: R[K] extends { readonly schema: infer S extends TSchema } ? S : TNull };
@@ -75,7 +77,7 @@ type RequestSchemas<S extends OperationSpec> = (S extends { readonly body: infer
 
 /** The parts of Fastify route options that {@link operation} fills in. */
 export interface Operation<S extends OperationSpec> {
-  readonly config: { readonly operationId: OperationId; readonly method: OperationMethod; readonly auth?: RouteAuth; readonly rateLimit?: RouteRateLimit };
+  readonly config: { readonly operationId: OperationId; readonly method: OperationMethod; readonly auth?: RouteAuth; readonly rateLimit?: RouteRateLimit; readonly mintsToken?: true };
   readonly schema: RequestSchemas<S> & {
     readonly operationId: OperationId;
     readonly summary: string;
@@ -100,6 +102,7 @@ function problemsOf(spec: OperationSpec): Set<ProblemCode> {
   // A malformed id is answered like an unknown one.
   if (spec.params) problems.add('not_found');
   if (spec.auth !== 'public' || spec.rateLimit !== 'none') problems.add('rate_limited');
+  if (spec.mintsToken) problems.add('email_unverified');
   problems.add('internal');
   return problems;
 }
@@ -124,6 +127,7 @@ export function operation<const S extends OperationSpec>(spec: S): Operation<S> 
       method: spec.method,
       ...(spec.auth === 'public' ? {} : { auth: spec.auth }),
       ...(limit === undefined || limit === 'none' ? {} : { rateLimit: limit }),
+      ...(spec.mintsToken ? { mintsToken: true } : {}),
     },
     schema: {
       operationId: spec.operationId,

@@ -47,6 +47,8 @@ declare module 'fastify' {
     method?: string;
     auth?: RouteAuth;
     rateLimit?: RouteRateLimit;
+    /** Set by operation() on routes that mint a token (http/email-verification.ts). */
+    mintsToken?: true;
     /** Keep the body's bytes as received in `request.rawBody` (a signature over them is checked). */
     keepRawBody?: boolean;
     /** What a valid request costs under its public rate limit, counted once the body is validated; 1 when absent. */

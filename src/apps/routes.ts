@@ -47,6 +47,7 @@ export function appRoutes(app: Http, apps: AppService, catalogue: ScopeCatalogue
     ...operation({
       method: 'POST',
       operationId: 'registerApp',
+      mintsToken: true,
       tags: ['apps'],
       summary: 'Register an app; the response carries its first app token',
       description:
@@ -114,6 +115,7 @@ export function appRoutes(app: Http, apps: AppService, catalogue: ScopeCatalogue
     ...operation({
       method: 'POST',
       operationId: 'issueAppToken',
+      mintsToken: true,
       tags: ['apps'],
       summary: 'Issue an additional app token',
       description:

@@ -207,7 +207,7 @@ export class Authenticator {
       expiresAt: claims.validUntil,
       principal: {
         type: 'user',
-        user: { id: user.id, username: user.username, email: user.email },
+        user: { id: user.id, username: user.username, email: user.email, emailVerified: user.emailVerifiedAt !== null },
         credentialId: claims.sid,
         scopes: ['*'],
         issuedAt: claims.iat * 1000,

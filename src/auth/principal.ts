@@ -4,7 +4,8 @@ export type CredentialType = 'user' | 'api_token' | 'app_token';
 /** Who is calling, with what credential: the result of authenticating a bearer token. */
 export interface Principal {
   readonly type: CredentialType;
-  readonly user: { readonly id: string; readonly username: string; readonly email: string };
+  /** `emailVerified`: a link mailed to `email` was used (docs/email.md); EMAIL_VERIFICATION_REQUIRED reads it. */
+  readonly user: { readonly id: string; readonly username: string; readonly email: string; readonly emailVerified: boolean };
   /** The session id for a user token, the token id otherwise. */
   readonly credentialId: string;
   /** `["*"]` for a user token; the catalogue scopes chosen for an API or app token. */

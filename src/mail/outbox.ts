@@ -38,9 +38,13 @@ export interface NewMail {
  */
 const PLAIN_MAILBOX = /^[^\s<>"(),;:@\\\x00-\x1f\x7f]{1,64}@[^\s<>"(),;:@\\\x00-\x1f\x7f]{1,253}$/u;
 
+/** The link each link mail carries; the other templates are notices, which carry none. */
+const LINK_OF: Readonly<Partial<Record<MailTemplate, LinkPurpose>>> = { verify_email: 'verify_email', reset_password: 'reset_password', confirm_email_change: 'change_email' };
+
 /** Writes a mail into the outbox with the caller's transaction; returns its id (also its Message-ID's local part). */
 export async function enqueueMail(db: Executor, mail: NewMail, now: number): Promise<string> {
   if (!PLAIN_MAILBOX.test(mail.recipient)) throw new Error('a mail recipient must be a plain mailbox (local@domain)');
+  if (LINK_OF[mail.template] !== mail.linkPurpose) throw new Error(`a ${mail.template} mail takes the link purpose ${LINK_OF[mail.template] ?? '(none)'}`);
   const id = randomUUID();
   await db
     .insertInto('mail_outbox')

@@ -118,6 +118,7 @@ export function tokenLifecycleRoutes(app: Http, lifecycle: TokenLifecycle): void
     ...operation({
       method: 'POST',
       operationId: 'rotateToken',
+      mintsToken: true,
       tags: ['tokens'],
       summary: 'Replace a token with a new value, keeping the old one for a grace period',
       description: `${ACTIVE_ONLY} The new token has the same kind, name, scopes, networks and lifetime length (from now). The old one stops after grace_seconds, on every instance, by time; a token already rotated is 409.`,

@@ -66,6 +66,7 @@ export function tokenRoutes(app: Http, tokens: TokenService, catalogue: ScopeCat
     ...operation({
       method: 'POST',
       operationId: 'createApiToken',
+      mintsToken: true,
       tags: ['tokens'],
       summary: 'Create an API token',
       description: `Needs a user token: no token can mint a token. The value is in this response only. At most MAX_API_TOKENS_PER_USER active API tokens per user (${DEFAULT_CAPS.apiTokensPerUser} by default; a token in its rotation grace does not count; 409 \`conflict\` naming it beyond).`,

@@ -28,15 +28,15 @@ export interface RevokedToken {
 export interface TokenLookup {
   readonly token: TokenRecord;
   readonly revoked: boolean;
-  readonly owner: { readonly id: string; readonly username: string; readonly email: string };
+  readonly owner: { readonly id: string; readonly username: string; readonly email: string; readonly emailVerified: boolean };
   readonly app: { readonly id: string; readonly name: string } | null;
 }
 
 /** A lookup's row: the token, its revocation, its owner and its app. */
-const toLookup = (row: TokenRow & { revoked_at: string | null; username: string; email: string; app_name: string | null }): TokenLookup => ({
+const toLookup = (row: TokenRow & { revoked_at: string | null; username: string; email: string; email_verified_at: string | null; app_name: string | null }): TokenLookup => ({
   token: toRecord(row),
   revoked: row.revoked_at !== null,
-  owner: { id: row.user_id, username: row.username, email: row.email },
+  owner: { id: row.user_id, username: row.username, email: row.email, emailVerified: row.email_verified_at !== null },
   app: row.app_id !== null && row.app_name !== null ? { id: row.app_id, name: row.app_name } : null,
 });
 
@@ -170,7 +170,7 @@ export class TokenStore {
   }
   private lookup() {
     const tokens = this.db.selectFrom('tokens').innerJoin('users', 'users.id', 'tokens.user_id').leftJoin('apps', 'apps.id', 'tokens.app_id');
-    return tokens.select(TOKEN_COLUMNS).select(['tokens.revoked_at', 'users.username', 'users.email', 'apps.name as app_name']);
+    return tokens.select(TOKEN_COLUMNS).select(['tokens.revoked_at', 'users.username', 'users.email', 'users.email_verified_at', 'apps.name as app_name']);
   }
 
   /**
@@ -178,10 +178,11 @@ export class TokenStore {
    * False when it does not exist, belongs to someone else or is already revoked. `audit` is the
    * event of the revocation, recorded with it, told what kind of token it was.
    */
-  async revoke(id: string, userId: string, at: string, audit?: (revoked: RevokedToken) => AuditEvent): Promise<boolean> {
+  async revoke(id: string, userId: string, at: string, audit?: (revoked: RevokedToken) => AuditEvent, also?: (trx: Transaction<Tables>) => Promise<void>): Promise<boolean> {
     return changeTransaction(this.db, async (trx) => {
       const revoked = await revokeIn(trx, id, at, userId);
       if (revoked && audit) await recordAudit(trx, audit(revoked));
+      if (revoked) await also?.(trx);
       return revoked !== undefined;
     });
   }

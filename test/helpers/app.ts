@@ -53,7 +53,7 @@ export async function startTestApp(options: { env?: Record<string, string>; cloc
     config = loadConfig({ DATABASE_URL: database, LOG_LEVEL: 'info', RATE_LIMITS: 'off', ...options.env });
     services = await createServices(config, options.clock ? { clock: options.clock } : {});
     // Tests run the sweeps and webhook deliveries themselves (runOnce()), under their clock.
-    services.background.start({ except: ['maintenance', 'webhookDelivery'] });
+    services.background.start({ except: ['maintenance', 'webhookDelivery', 'mailDelivery'] });
   } catch (error) {
     await remove();
     throw error;

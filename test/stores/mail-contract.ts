@@ -40,10 +40,13 @@ export function mailStoreContract(name: string, harness: () => StoreHarness): vo
       expect(claimed).toEqual({ id, userId: user.id, recipient: 'ada@example.com', template: 'reset_password', data: { username: 'a<b>' }, linkPurpose: 'reset_password', createdAt: at(1), attempts: 0, leaseToken: 'a' });
     });
 
-    it('refuses a recipient that is not one plain mailbox', async () => {
+    it('refuses a recipient that is not one plain mailbox, and a link mail without its link purpose (or a notice with one)', async () => {
       for (const recipient of ['a@x.com\r\nBcc: b@y.com', 'a,b@x.com', 'a<b@x.com>', '"a" <a@x.com>', 'a@x.com b@y.com', 'ax.com']) {
         await expect(enqueueMail(s.database.db, mail(null, { recipient }), t(1))).rejects.toThrow(/plain mailbox/);
       }
+      await expect(enqueueMail(s.database.db, mail(null, { template: 'reset_password' }), t(1))).rejects.toThrow(/link purpose reset_password/);
+      await expect(enqueueMail(s.database.db, mail(null, { template: 'verify_email', linkPurpose: 'reset_password' }), t(1))).rejects.toThrow(/link purpose/);
+      await expect(enqueueMail(s.database.db, mail(null, { linkPurpose: 'reset_password' }), t(1))).rejects.toThrow(/link purpose/);
     });
 
     it('leases a due mail to one claim at a time; a lapsed lease frees it; only the holder records', async () => {

@@ -14,6 +14,7 @@ function recordingLoops(): { loops: BackgroundLoops; log: string[] } {
     refusals: loop('refusals'),
     maintenance: loop('maintenance'),
     webhookDelivery: loop('webhookDelivery'),
+    mailDelivery: loop('mailDelivery'),
   };
   return { loops, log };
 }
@@ -22,16 +23,16 @@ describe('Background', () => {
   it('starts every loop but the ones left out, and stops them all, the write-behinds last', async () => {
     const { loops, log } = recordingLoops();
     const background = new Background(loops);
-    background.start({ except: ['maintenance', 'webhookDelivery'] });
+    background.start({ except: ['maintenance', 'webhookDelivery', 'mailDelivery'] });
     expect(log.filter((l) => l.startsWith('start')).sort()).toEqual(['start changePolling', 'start refusals', 'start sessionUsage', 'start tokenUsage']);
     log.length = 0;
     await background.stop();
-    expect(log).toEqual(['stop maintenance', 'stop webhookDelivery', 'stop changePolling', 'stop tokenUsage', 'stop sessionUsage', 'stop refusals']);
+    expect(log).toEqual(['stop maintenance', 'stop webhookDelivery', 'stop mailDelivery', 'stop changePolling', 'stop tokenUsage', 'stop sessionUsage', 'stop refusals']);
   });
 
-  it('starts all six by default, as the server does', () => {
+  it('starts all seven by default, as the server does', () => {
     const { loops, log } = recordingLoops();
     new Background(loops).start();
-    expect(log).toHaveLength(6);
+    expect(log).toHaveLength(7);
   });
 });

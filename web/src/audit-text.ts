@@ -18,6 +18,12 @@ const TYPES: Readonly<Record<AuditType, readonly [label: string, inUserLog: bool
   'session.logged_out': ['Logouts', true],
   'session.revoked': ['Sessions ended', true],
   'password.changed': ['Password changes', true],
+  'password.reset_requested': ['Password resets asked for', true],
+  'password.reset': ['Password resets', true],
+  'email.verification_sent': ['Verification mails sent', true],
+  'email.verified': ['Email verified', true],
+  'email.change_requested': ['Email changes asked for', true],
+  'email.changed': ['Email changes', true],
   'token.created': ['Tokens created', true],
   'token.updated': ['Tokens changed', true],
   'token.rotated': ['Tokens rotated', true],
@@ -91,6 +97,8 @@ const SESSION_ENDED: Readonly<Record<string, string>> = {
   ended: 'A session was ended',
   others_ended: 'A session was ended with all other sessions',
   password_changed: 'A session was ended by a password change',
+  password_reset: 'A session was ended by a password reset',
+  email_changed: 'A session was ended by an email change',
 };
 
 const EXPIRED: Readonly<Partial<Record<NonNullable<AuditDetails['reason']>, string>>> = {
@@ -138,6 +146,12 @@ const SENTENCES: Readonly<Record<AuditType, (event: AuditEvent) => string>> = {
   'webhook.deleted': (event) => `Webhook endpoint deleted${endpointText(event)}`,
   'webhook.paused': ({ details: d }) => `Webhook endpoint paused after ${plural(d.consecutive_failures ?? 0, 'failed attempt')} in a row`,
   'webhook.resumed': () => 'Webhook endpoint resumed: a delivery succeeded',
+  'password.reset_requested': () => 'A password reset link was asked for',
+  'password.reset': ({ details: d }) => `Password reset with a mailed link${d.sessions_ended === undefined ? '' : `; ${plural(d.sessions_ended, 'session')} ended`}`,
+  'email.verification_sent': () => 'A verification link was mailed',
+  'email.verified': () => 'Email address verified',
+  'email.change_requested': () => 'An email change was asked for; a confirmation link was mailed to the new address',
+  'email.changed': ({ details: d }) => `Email address changed${d.sessions_ended === undefined ? '' : `; ${plural(d.sessions_ended, 'other session')} ended`}`,
   'mail.failed': () => 'A mail to your address could not be delivered after a day of retries',
 };
 

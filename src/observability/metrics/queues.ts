@@ -27,23 +27,25 @@ export function hashQueueDepth(registry: Registry, depth: () => number): void {
 }
 
 export type DeliveryOutcome = 'success' | 'failure' | 'gave_up';
-/** Reports one webhook delivery attempt's outcome: `failure` will be retried, `gave_up` will not. */
+/** Reports one delivery attempt's outcome (a webhook, a mail): `failure` will be retried, `gave_up` will not. */
 export type DeliveryCount = (outcome: DeliveryOutcome) => void;
 
-/** `rz_webhook_deliveries_total{outcome}`. */
-export function deliveryCount(registry: Registry): DeliveryCount {
-  const counter = new Counter({ name: 'rz_webhook_deliveries_total', help: 'Webhook delivery attempts, by outcome.', labelNames: ['outcome'], registers: [registry] });
+function outcomeCounter(registry: Registry, name: string, help: string): DeliveryCount {
+  const counter = new Counter({ name, help, labelNames: ['outcome'], registers: [registry] });
   return (outcome) => counter.labels(outcome).inc();
 }
 
-/**
- * `rz_webhook_queue_depth`: deliveries waiting to be sent, counted when scraped up to a bound (the
- * count is one bounded index read); absent from a scrape whose count failed.
- */
-export function webhookQueueDepth(registry: Registry, pending: () => Promise<number>): void {
+/** `rz_webhook_deliveries_total{outcome}`. */
+export const deliveryCount = (registry: Registry) => outcomeCounter(registry, 'rz_webhook_deliveries_total', 'Webhook delivery attempts, by outcome.');
+
+/** `rz_mail_deliveries_total{outcome}`. */
+export const mailDeliveryCount = (registry: Registry) => outcomeCounter(registry, 'rz_mail_deliveries_total', 'Mail delivery attempts to the SMTP relay, by outcome.');
+
+/** A queue's depth, counted when scraped up to a bound (one bounded index read); absent from a scrape whose count failed. */
+function depthGauge(registry: Registry, name: string, help: string, pending: () => Promise<number>): void {
   new Gauge({
-    name: 'rz_webhook_queue_depth',
-    help: 'Webhook deliveries waiting to be sent (counted up to a bound, see docs/operations.md).',
+    name,
+    help,
     registers: [registry],
     async collect() {
       this.reset();
@@ -52,3 +54,11 @@ export function webhookQueueDepth(registry: Registry, pending: () => Promise<num
     },
   });
 }
+
+/** `rz_webhook_queue_depth`: deliveries waiting to be sent. */
+export const webhookQueueDepth = (registry: Registry, pending: () => Promise<number>) =>
+  depthGauge(registry, 'rz_webhook_queue_depth', 'Webhook deliveries waiting to be sent (counted up to a bound, see docs/operations.md).', pending);
+
+/** `rz_mail_queue_depth`: mails waiting to be sent; registered only with mail on. */
+export const mailQueueDepth = (registry: Registry, pending: () => Promise<number>) =>
+  depthGauge(registry, 'rz_mail_queue_depth', 'Mails waiting to be sent (counted up to a bound, see docs/operations.md).', pending);

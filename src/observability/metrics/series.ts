@@ -1,7 +1,7 @@
 import type { Registry } from 'prom-client';
 import { AuthDecisions, IntrospectionMetrics } from './auth.js';
 import { HttpMetrics } from './http.js';
-import { type DeliveryCount, deliveryCount, type HashTiming, hashTiming } from './queues.js';
+import { type DeliveryCount, deliveryCount, type HashTiming, hashTiming, mailDeliveryCount } from './queues.js';
 import { type RejectionCount, rejectionCount } from './ratelimit.js';
 import { type EventCount, eventCount } from './state.js';
 import { type TokenCounts, tokenCounts } from './tokens.js';
@@ -15,6 +15,7 @@ export interface Series {
   readonly rejections: RejectionCount;
   readonly hashes: HashTiming;
   readonly deliveries: DeliveryCount;
+  readonly mails: DeliveryCount;
   readonly events: EventCount;
 }
 
@@ -35,6 +36,7 @@ export function seriesOf(registry: Registry): Series {
       rejections: rejectionCount(registry),
       hashes: hashTiming(registry),
       deliveries: deliveryCount(registry),
+      mails: mailDeliveryCount(registry),
       events: eventCount(registry),
     };
     made.set(registry, series);

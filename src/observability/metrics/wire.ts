@@ -8,7 +8,7 @@ import type { EventHub } from '../../events/hub.js';
 import { probe } from '../../health/service.js';
 import type { KeyRing } from '../../keys/service.js';
 import { pendingDeliveries } from '../../webhooks/depth-store.js';
-import { hashQueueDepth, webhookQueueDepth } from './queues.js';
+import { hashQueueDepth, mailQueueDepth, webhookQueueDepth } from './queues.js';
 import { PropagationMetrics } from './propagation.js';
 import type { Metrics } from './registry.js';
 import { seriesOf } from './series.js';
@@ -22,7 +22,7 @@ export function instruments(metrics: Metrics | null): { counts: ReturnType<typeo
   return metrics ? { counts: seriesOf(metrics), propagation: new PropagationMetrics(metrics) } : { counts: null, propagation: undefined };
 }
 
-/** The webhook queue is counted up to this many deliveries: beyond it the gauge says "at least". */
+/** The webhook and mail queues are counted up to this many entries: beyond it the gauge says "at least". */
 export const QUEUE_DEPTH_CAP = 10_000;
 
 /** What the scrape-time gauges and the event count read, built by the composition root. */
@@ -33,15 +33,18 @@ export interface Observed {
   readonly keys: KeyRing;
   readonly feed: ChangeFeed;
   readonly events: EventHub;
+  /** Mails waiting, counted up to a bound; null when mail is off (the gauge is then absent). */
+  readonly mailPending: ((cap: number) => Promise<number>) | null;
 }
 
 /**
  * Registers what is read when scraped (queue depths, signing keys, store and Redis up, open
  * streams) and counts the events this instance writes to its streams.
  */
-export function observeServices(registry: Registry, { database, redis, hasher, keys, feed, events }: Observed): void {
+export function observeServices(registry: Registry, { database, redis, hasher, keys, feed, events, mailPending }: Observed): void {
   hashQueueDepth(registry, () => hasher.queueDepth);
   webhookQueueDepth(registry, () => pendingDeliveries(database.db, QUEUE_DEPTH_CAP));
+  if (mailPending) mailQueueDepth(registry, () => mailPending(QUEUE_DEPTH_CAP));
   observeState(registry, {
     signingKeys: () => keys.counts(),
     storeUp: async () => (await probe(() => sql`select 1`.execute(database.db))).ok,

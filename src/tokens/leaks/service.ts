@@ -1,5 +1,7 @@
 import { auditEvent, type Details, type RequestContext } from '../../audit/events.js';
+import type { Transaction } from 'kysely';
 import type { ChangeFeed } from '../../changes/feed.js';
+import type { Tables } from '../../db/tables.js';
 import { type Clock, iso } from '../../clock.js';
 import type { ServiceCredential, ServiceCredentialStore } from '../../service-credentials/store.js';
 import { type OpaqueKind, tokenDigest, tokenKind } from '../../lib/token-format.js';
@@ -38,6 +40,8 @@ export class LeakResponse {
       readonly clock: Clock;
       readonly github: GitHubKeys;
       readonly counts?: TokenCounts | null;
+      /** Mails the owner the `token_leaked` notice in the revoking transaction; absent while mail is off. */
+      readonly notice?: ((trx: Transaction<Tables>, userId: string, data: Record<string, string>) => Promise<void>) | null;
     },
   ) {}
 
@@ -62,7 +66,10 @@ export class LeakResponse {
     if (found.revoked || (found.token.expiresAt !== null && Date.parse(found.token.expiresAt) <= now)) return;
     const { id, userId } = found.token;
     const audit = () => auditEvent({ type: 'token.leaked', userId, subject: { type: 'token', id }, details: { ...tokenDetails(found.token), ...report } }, context, now);
-    if (!(await this.deps.tokens.revoke(id, userId, iso(now), audit))) return;
+    const { notice } = this.deps;
+    // The owner hears of it by mail too (§11.5), in the revoking transaction.
+    const also = notice && ((trx: Transaction<Tables>) => notice(trx, userId, { token_name: found.token.name, token_prefix: found.token.hint }));
+    if (!(await this.deps.tokens.revoke(id, userId, iso(now), audit, also ?? undefined))) return;
     this.deps.counts?.revoked(countedType(found.token.kind), 'leak');
     await this.deps.feed.committed('token', id);
   }
