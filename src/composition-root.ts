@@ -202,7 +202,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     onError,
   );
   // Mail off: no loop, no gauge, nothing reads or writes the outbox (§11.2).
-  const mail = config.mail ? createMailDelivery(db, clock, config.mail, { minter: null, deliveries: counts?.mails ?? null, onError }) : null;
+  const mail = config.mail ? createMailDelivery(db, clock, config.mail, { minter: email.links, deliveries: counts?.mails ?? null, onError }) : null;
   const mailDelivery = mail?.delivery ?? NO_MAIL_DELIVERY;
   const background = new Background({ changePolling: propagation ? pollingWatched(polling, feed) : polling, tokenUsage: usage, sessionUsage, refusals, maintenance, webhookDelivery: webhooks.delivery, mailDelivery });
   if (metrics) observeServices(metrics, { database, redis, hasher, keys, feed, events, mailPending: mail ? (cap) => mail.queue.pending(cap) : null });
