@@ -145,7 +145,7 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   keyRoutes(app, services.keys);
   healthRoutes(app, () => checkReadiness(services.database, services.redis));
   await registerDocs(app, document);
-  developersPage(app);
+  developersPage(app, { mail: services.mail !== null });
 
   await app.after();
   registerMethodNotAllowed(app, routes);

@@ -31,6 +31,8 @@ const preload = modules.map((file) => `<link rel="modulepreload" href="/develope
 const indexFile = join(next, 'index.html');
 const index = readFileSync(indexFile, 'utf8');
 if (!index.includes('<!-- modulepreload -->')) throw new Error('web/static/index.html lacks the <!-- modulepreload --> marker');
+// src/web/routes.ts turns it on when mail is configured; without it the page would never offer mail.
+if (!index.includes('<meta name="rz-auth-mail" content="off">')) throw new Error('web/static/index.html lacks the rz-auth-mail meta marker');
 writeFileSync(indexFile, index.replace('<!-- modulepreload -->', preload));
 rmSync(out, { recursive: true, force: true });
 renameSync(next, out);

@@ -43,6 +43,18 @@ interface Asset {
   readonly etag: string;
 }
 
+/** What the page must know about this server before its first request. */
+export interface PageSettings {
+  /** Mail is on (`SMTP_URL`): the page offers the §11 screens (forgot password, verification, email change). */
+  readonly mail: boolean;
+}
+
+/** The marker web/static/index.html carries; the page reads it (web/src/api-email.ts). */
+const MAIL_OFF = '<meta name="rz-auth-mail" content="off">';
+const MAIL_ON = '<meta name="rz-auth-mail" content="on">';
+
+const assetOf = (body: Buffer, type: string): Asset => ({ body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` });
+
 /** Every servable file under `dir`, keyed by its path relative to it; null when there is no build. */
 function loadAssets(dir: string): Map<string, Asset> | null {
   if (!existsSync(join(dir, 'index.html'))) return null;
@@ -50,9 +62,7 @@ function loadAssets(dir: string): Map<string, Asset> | null {
   for (const entry of readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
     const type = TYPES[extname(entry)];
     if (type === undefined) continue;
-    const body = readFileSync(join(dir, entry));
-    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
-    assets.set(entry.split('\\').join('/'), { body, type, etag });
+    assets.set(entry.split('\\').join('/'), assetOf(readFileSync(join(dir, entry)), type));
   }
   return assets;
 }
@@ -77,10 +87,20 @@ const NOT_BUILT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><t
 The API works without it: see <a href="/docs">/docs</a>.</p></body></html>`;
 
 /**
+ * Whether mail is on is written into the page itself rather than asked by a request: the login
+ * screen knows at once whether to offer "Forgot password?", without a probe that every visit would
+ * send and that a 404 or a rate limit could answer for another reason.
+ */
+function withSettings(index: Asset, settings: PageSettings): Asset {
+  const html = index.body.toString('utf8');
+  return settings.mail && html.includes(MAIL_OFF) ? assetOf(Buffer.from(html.replace(MAIL_OFF, MAIL_ON), 'utf8'), index.type) : index;
+}
+
+/**
  * The Developers page: static files compiled from web/ by `npm run build`, read into memory once.
  * Without a build (tests from a fresh checkout) the API still starts and the page says how to build.
  */
-export function developersPage(app: FastifyInstance, dir = PUBLIC_DIR): void {
+export function developersPage(app: FastifyInstance, settings: PageSettings, dir = PUBLIC_DIR): void {
   const hide = { schema: { hide: true } };
   app.get('/', hide, (_request, reply) => reply.redirect(PAGE_PATH, 302));
   app.get(`${PAGE_PATH}/`, hide, (_request, reply) => reply.redirect(PAGE_PATH, 301));
@@ -90,8 +110,9 @@ export function developersPage(app: FastifyInstance, dir = PUBLIC_DIR): void {
     app.get(PAGE_PATH, hide, (_request, reply) => reply.code(503).type('text/html; charset=utf-8').send(NOT_BUILT));
     return;
   }
-  for (const [path, asset] of assets) {
+  for (const [path, file] of assets) {
     const html = path === 'index.html';
+    const asset = html ? withSettings(file, settings) : file;
     app.get(html ? PAGE_PATH : `${PAGE_PATH}/${path}`, hide, (request, reply) => sendAsset(request, reply, asset, html));
   }
 }

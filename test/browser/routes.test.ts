@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { developersPage, PAGE_CSP } from '../../src/web/routes.js';
+import { developersPage, PAGE_CSP, type PageSettings } from '../../src/web/routes.js';
 
 /** The route module on its own (no browser needed): what it serves from a given build folder. */
 const apps: FastifyInstance[] = [];
@@ -13,13 +13,13 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-async function appServing(files: Record<string, string> | null): Promise<FastifyInstance> {
+async function appServing(files: Record<string, string> | null, settings: PageSettings = { mail: false }): Promise<FastifyInstance> {
   const dir = mkdtempSync(join(tmpdir(), 'rz-web-'));
   dirs.push(dir);
   for (const [name, text] of Object.entries(files ?? {})) writeFileSync(join(dir, name), text);
   const app = Fastify({ logger: false });
   apps.push(app);
-  developersPage(app, dir);
+  developersPage(app, settings, dir);
   await app.ready();
   return app;
 }
@@ -49,6 +49,15 @@ describe('Developers page routes', () => {
     // Only known web file types are served, and index.html only at the page's own address.
     expect((await app.inject({ method: 'GET', url: '/developers/notes.txt' })).statusCode).toBe(404);
     expect((await app.inject({ method: 'GET', url: '/developers/index.html' })).statusCode).toBe(404);
+  });
+
+  it('tells the page whether mail is on in its own HTML, with an ETag of what is sent', async () => {
+    const html = '<!doctype html><meta name="rz-auth-mail" content="off"><title>x</title>';
+    const off = await (await appServing({ 'index.html': html })).inject({ method: 'GET', url: '/developers' });
+    const on = await (await appServing({ 'index.html': html }, { mail: true })).inject({ method: 'GET', url: '/developers' });
+    expect(off.body).toBe(html);
+    expect(on.body).toBe('<!doctype html><meta name="rz-auth-mail" content="on"><title>x</title>');
+    expect(on.headers.etag).not.toBe(off.headers.etag);
   });
 
   it('redirects / and /developers/ to /developers', async () => {

@@ -55,6 +55,7 @@ export function describeError(error: unknown, notFound = 'That item no longer ex
     case 401:
       return error.code === 'invalid_credentials' ? 'The email or password is incorrect.' : 'Your session ended, please log in again.';
     case 403:
+      if (error.code === 'email_unverified') return 'Verify your email address first: open the link we mailed you, or choose “Send again” at the top of the page.';
       return error.code === 'forbidden'
         ? 'This server does not allow that (for example, self-service signup may be closed). Ask the administrator.'
         : 'You are not allowed to do this.';

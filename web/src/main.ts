@@ -1,18 +1,24 @@
 import * as api from './api.js';
+import { mailOn } from './api-email.js';
 import { byId, focusHeading } from './dom.js';
+import { takeLink, type EmailLink } from './links.js';
 import { clearNotices, notify } from './notices.js';
 import { currentSession, endSession, onSessionEnded, restoreSession, startSession } from './session.js';
 import { accountView } from './views/account.js';
 import { appsView } from './views/apps.js';
-import { loginView, signupView } from './views/auth.js';
+import { forgotView, loginView, signupView } from './views/auth.js';
+import { confirmView, resetView } from './views/email-links.js';
 import { securityLogView } from './views/security-log.js';
 import { tokensView } from './views/tokens.js';
+import { hideBanner, refreshBanner } from './views/verify-banner.js';
 import type { View } from './views/view.js';
 import { webhooksView } from './views/webhooks.js';
 
 /*
  * The Developers page. Screens are chosen by the URL fragment (#tokens, #apps, #security, #webhooks,
- * #account, #login, #signup), which never carries anything secret; the user token lives in session.ts only.
+ * #account, #login, #signup, #forgot), which never carries anything secret; the user token lives in
+ * session.ts only. The one exception, a mail's link (#reset=<token>...), is taken out of the address
+ * bar by links.ts before anything else happens, and its screen shown until the person moves on.
  */
 
 const main = byId('main', HTMLElement);
@@ -42,13 +48,33 @@ function viewOf(screen: (typeof SCREENS)[number], user: api.User): View {
   }
 }
 
+/**
+ * The screen of the mail link this tab opened, kept while the person stays on it: built once, so a
+ * re-render (a session ending meanwhile) shows it again rather than using its token a second time.
+ */
+let linkScreen: View | null = null;
+
+function linkView(link: EmailLink): View {
+  if (link.kind === 'reset') return resetView(link, passwordReset);
+  return confirmView({ ...link, kind: link.kind }, emailConfirmed);
+}
+
+function signedOutView(): View {
+  const screen = route();
+  if (screen === 'signup') return signupView(signedIn);
+  if (screen === 'forgot' && mailOn()) return forgotView();
+  return loginView(signedIn);
+}
+
 function render(focus: boolean): void {
   const session = currentSession();
   nav.hidden = session === null;
   account.hidden = session === null;
   let view: View;
-  if (session === null) {
-    view = route() === 'signup' ? signupView(signedIn) : loginView(signedIn);
+  if (linkScreen !== null) {
+    view = linkScreen;
+  } else if (session === null) {
+    view = signedOutView();
   } else {
     who.textContent = session.user.username;
     const screen = screenOf(route());
@@ -73,12 +99,29 @@ function navigate(screen: string): void {
 function signedIn(grant: api.SessionGrant): void {
   startSession(grant);
   clearNotices();
+  void refreshBanner();
   navigate(screenOf(route()));
+}
+
+/** Every session of the account ended with the reset, this tab's too if it was the same account. */
+function passwordReset(): void {
+  linkScreen = null;
+  endSession();
+  hideBanner();
+  render(true);
+  notify('success', 'Your password has been changed and every session of your account signed out. Log in with your new password.');
+}
+
+/** After a verification or an email change: the banner and the address shown follow; false when this tab is signed out. */
+async function emailConfirmed(): Promise<boolean> {
+  if (currentSession() !== null) await refreshBanner();
+  return currentSession() !== null;
 }
 
 /** After DELETE /api/me: nothing of the account is left to keep in this tab. */
 function accountDeleted(): void {
   endSession();
+  hideBanner();
   render(true);
   notify('success', 'Your account has been deleted, with its tokens, apps and sessions.');
 }
@@ -96,6 +139,7 @@ async function logout(): Promise<void> {
   }
   logoutButton.removeAttribute('aria-disabled');
   endSession();
+  hideBanner();
   render(true);
   if (reached) notify('success', 'You have logged out.');
   else notify('error', 'You are logged out in this tab, but rz-auth could not be reached to end the session: it stays valid until it expires.');
@@ -106,12 +150,16 @@ onSessionEnded(() => {
   for (const dialog of document.querySelectorAll('dialog')) if (dialog.open) dialog.close('cancel');
   // A value shown once stays until it is dismissed: its token is live, and it cannot be shown again.
   const secrets = [...viewRoot.querySelectorAll('section.secret')];
+  hideBanner();
   render(true);
   viewRoot.prepend(...secrets);
   notify('info', secrets.length > 0 ? 'Your session ended, please log in again. The new value stays shown below until you dismiss it.' : 'Your session ended, please log in again.');
 });
 
 window.addEventListener('hashchange', () => {
+  // A link pasted into this tab changes only the fragment; any other move leaves the link's screen.
+  const link = takeLink();
+  linkScreen = link === null ? null : linkView(link);
   clearNotices();
   render(true);
 });
@@ -122,5 +170,8 @@ byId('skip-link', HTMLAnchorElement).addEventListener('click', (event) => {
   main.focus();
 });
 
-restoreSession();
+// Before any request: the token leaves the address bar first.
+const opened = takeLink();
+if (restoreSession() !== null) void refreshBanner();
+linkScreen = opened === null ? null : linkView(opened);
 render(false);

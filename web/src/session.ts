@@ -75,6 +75,13 @@ export function restoreSession(): Session | null {
 
 export const currentSession = (): Session | null => current;
 
+/** The account as the server now describes it (a changed email, say), kept with the session. */
+export function updateUser(user: Partial<Pick<User, 'email' | 'username'>>): void {
+  if (current === null) return;
+  current = { jwt: current.jwt, user: { ...current.user, ...user } };
+  storage()?.setItem(KEY, JSON.stringify(current));
+}
+
 export function endSession(): void {
   current = null;
   window.clearTimeout(expiryTimer);

@@ -1,4 +1,5 @@
 import * as api from '../api.js';
+import { changeEmail, mailOn } from '../api-email.js';
 import { confirmAction } from '../confirm.js';
 import { h } from '../dom.js';
 import { describeError } from '../format.js';
@@ -51,6 +52,39 @@ function passwordCard(onChanged: () => Promise<void>): HTMLElement {
   return h('section', { class: 'card', 'aria-label': 'Change password' }, h('h2', {}, 'Change password'), form);
 }
 
+/**
+ * Changing the email: a link goes to the new address and nothing changes until it is opened. The
+ * API answers alike whether or not the address is taken (contract §11.4), and so does the page.
+ */
+function emailCard(currentEmail: string): HTMLElement {
+  const email = textField({ label: 'New email', name: 'email', type: 'email', autocomplete: 'email', required: true, spellcheck: false });
+  const password = textField({ label: 'Password', name: 'password', type: 'password', autocomplete: 'current-password', required: true, hint: 'To confirm it is you.' });
+  const submit = h('button', { type: 'submit', class: 'button button-primary' }, 'Change email');
+  const form = h('form', { class: 'stack' }, email.element, password.element, h('div', { class: 'actions' }, submit));
+  const controller = new FormController(form, { email, password }, submit);
+  controller.onSubmit('Sending…', async () => {
+    const ok = controller.check({ email: email.value.trim() === '' ? 'Enter the new email.' : null, password: password.value === '' ? 'Enter your password.' : null });
+    if (!ok) return;
+    const address = email.value.trim();
+    try {
+      await authed((jwt) => changeEmail(jwt, address, password.value));
+    } catch (error) {
+      if (!isWrongPassword(error)) throw error;
+      controller.check({ password: 'This is not your password.' });
+      return;
+    }
+    form.reset();
+    notify('success', `A link to confirm the change is on its way to ${address}, if that address can be used. Your email stays ${currentEmail} until the link is opened.`);
+  });
+  return h(
+    'section',
+    { class: 'card', 'aria-label': 'Change email' },
+    h('h2', {}, 'Change email'),
+    h('p', { class: 'card-note' }, `Your email is ${currentEmail}. We mail a link to the new address, and a notice to this one.`),
+    form,
+  );
+}
+
 /** What deleting the account destroys, counted, so the confirmation can name it. */
 async function whatIsLost(): Promise<string> {
   const [tokens, apps, sessions] = await Promise.all([
@@ -94,7 +128,7 @@ function deleteCard(username: string, onDeleted: () => void): HTMLElement {
   );
 }
 
-/** The Account screen: password, sessions, deletion. */
+/** The Account screen: password, email (when this server sends mail), sessions, deletion. */
 export function accountView(user: api.User, onDeleted: () => void): View {
   const heading = h('h1', {}, 'Account');
   const sessions = sessionsCard();
@@ -104,6 +138,7 @@ export function accountView(user: api.User, onDeleted: () => void): View {
     { class: 'screen' },
     pageHead(heading, `Signed in as ${user.username} (${user.email}).`, null),
     passwordCard(() => sessions.refresh()),
+    mailOn() ? emailCard(user.email) : null,
     sessions.element,
     deleteCard(user.username, onDeleted),
   );

@@ -1,4 +1,5 @@
 import * as api from '../api.js';
+import { mailOn, requestPasswordReset } from '../api-email.js';
 import { h } from '../dom.js';
 import { FormController, textField } from '../forms.js';
 import type { View } from './view.js';
@@ -22,6 +23,8 @@ export function loginView(onGrant: (grant: api.SessionGrant) => void): View {
     'section',
     { class: 'auth' },
     h('div', { class: 'card auth-card' }, heading, h('p', { class: 'lede' }, 'Manage your API tokens and apps.'), form),
+    // Only a server that sends mail can send a reset link (contract §11.2).
+    mailOn() ? h('p', { class: 'auth-switch' }, h('a', { href: '#forgot' }, 'Forgot password?')) : null,
     h('p', { class: 'auth-switch' }, 'New here? ', h('a', { href: '#signup' }, 'Create an account')),
   );
   return { element, heading };
@@ -64,6 +67,33 @@ export function signupView(onGrant: (grant: api.SessionGrant) => void): View {
     { class: 'auth' },
     h('div', { class: 'card auth-card' }, heading, h('p', { class: 'lede' }, 'Get API tokens for your scripts and register your apps.'), form),
     h('p', { class: 'auth-switch' }, 'Already have an account? ', h('a', { href: '#login' }, 'Log in')),
+  );
+  return { element, heading };
+}
+
+/**
+ * Asks for a reset link. The answer is the same whether or not an account uses the address (the
+ * API answers alike, contract §11.4), so the page says the same thing either way.
+ */
+export function forgotView(): View {
+  const heading = h('h1', { id: 'forgot-heading' }, 'Reset your password');
+  const email = textField({ label: 'Email', name: 'email', type: 'email', autocomplete: 'username', required: true, spellcheck: false });
+  const submit = h('button', { type: 'submit', class: 'button button-primary button-block' }, 'Send reset link');
+  const form = h('form', { class: 'stack', 'aria-labelledby': heading.id }, email.element, submit);
+  const controller = new FormController(form, { email }, submit);
+  const sent = h('p', { class: 'confirmed', role: 'status' });
+  controller.onSubmit('Sending…', async () => {
+    if (!controller.check({ email: required(email.value, 'Enter your email.') })) return;
+    const address = email.value.trim();
+    sent.textContent = '';
+    await requestPasswordReset(address);
+    sent.textContent = `If an account uses ${address}, a link to reset its password is on its way there. It works once, for a limited time; a newer link replaces it.`;
+  });
+  const element = h(
+    'section',
+    { class: 'auth' },
+    h('div', { class: 'card auth-card' }, heading, h('p', { class: 'lede' }, 'We will mail you a link to choose a new password.'), form, sent),
+    h('p', { class: 'auth-switch' }, 'Remembered it? ', h('a', { href: '#login' }, 'Log in')),
   );
   return { element, heading };
 }
