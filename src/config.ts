@@ -11,7 +11,9 @@ import { type SealingKeys, sealingKeysFrom } from './lib/sealed.js';
 import { capsFrom, type OwnershipCaps } from './lib/caps.js';
 import { parseKeysUrl } from './lib/leak-keys-url.js';
 import { type MetricsConfig, metricsFrom } from './observability/metrics/config.js';
+import { type MfaConfig, mfaFrom } from './account/mfa/config.js';
 import { bool, ConfigError, type Env, int, oneOf, optionalInt, raw } from './lib/env-vars.js';
+import { deepFreeze } from './lib/freeze.js';
 
 export { ConfigError };
 
@@ -81,6 +83,8 @@ export interface Config {
   /** What one user may own (MAX_API_TOKENS_PER_USER, MAX_APPS_PER_USER, MAX_TOKENS_PER_APP, MAX_WEBHOOKS_PER_USER). */
   readonly caps: OwnershipCaps;
   readonly metrics: MetricsConfig | null; // METRICS_ADDR, METRICS_TOKEN; null when metrics are off
+  /** Second factors, passkeys and step-up (MFA_ENCRYPTION_KEY, WEBAUTHN_*, REAUTH_MAX_AGE_S, MFA_REQUIRED, ...). */
+  readonly mfa: MfaConfig;
 }
 
 function parseQuota(env: Env, name: string, fallback: string): Quota | null {
@@ -237,14 +241,8 @@ export function loadConfig(env: Env): Config {
     leaks: { githubKeysUrl: parseKeysUrl(raw(env, 'LEAK_GITHUB_KEYS_URL')) },
     caps: capsFrom(env),
     metrics: metricsFrom(env),
+    mfa: mfaFrom(env),
   };
   checkHopsOnWildcard(config.trustProxy, config.host, bool(env, HOPS_CONFIRMED, false));
   return deepFreeze(config);
-}
-
-function deepFreeze<T extends object>(value: T): T {
-  for (const child of Object.values(value)) {
-    if (child !== null && typeof child === 'object') deepFreeze(child as object);
-  }
-  return Object.freeze(value);
 }
