@@ -1,4 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { MfaFactorsTable, MfaPendingLoginsTable, MfaRecoveryCodesTable, MfaUsersTable, WebAuthnChallengesTable } from './mfa-tables.js';
 
 /*
  * Row types: only store files see these. Timestamps are ISO 8601 UTC strings in every dialect so
@@ -187,4 +188,9 @@ export interface Tables {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  mfa_factors: MfaFactorsTable;
+  mfa_recovery_codes: MfaRecoveryCodesTable;
+  mfa_users: MfaUsersTable;
+  webauthn_challenges: WebAuthnChallengesTable;
+  mfa_pending_logins: MfaPendingLoginsTable;
 }

@@ -12,6 +12,7 @@ import { sessionStoreContract } from './session-contract.js';
 import { webhookStoreContract } from './webhook-contract.js';
 import { webhookFairnessContract } from './webhook-fairness-contract.js';
 import { listStoreContract } from './list-contract.js';
+import { mfaStoreContract } from './mfa-contract.js';
 
 const available = await postgresAvailable();
 
@@ -36,6 +37,7 @@ describe.skipIf(!available)('PostgreSQL', () => {
   webhookStoreContract('PostgreSQL', postgres);
   webhookFairnessContract('PostgreSQL', postgres);
   listStoreContract('PostgreSQL', postgres);
+  mfaStoreContract('PostgreSQL', postgres);
 });
 
 // A transaction that records no change (the usage flush) does not queue on the change log's lock,

@@ -11,6 +11,7 @@ import { sessionStoreContract } from './session-contract.js';
 import { webhookStoreContract } from './webhook-contract.js';
 import { webhookFairnessContract } from './webhook-fairness-contract.js';
 import { listStoreContract } from './list-contract.js';
+import { mfaStoreContract } from './mfa-contract.js';
 
 const sqlite = (): StoreHarness => {
   const dir = tempDir();
@@ -28,6 +29,7 @@ lifecycleStoreContract('SQLite', sqlite);
 webhookStoreContract('SQLite', sqlite);
 webhookFairnessContract('SQLite', sqlite);
 listStoreContract('SQLite', sqlite);
+mfaStoreContract('SQLite', sqlite);
 
 describe('SQLite connection settings', () => {
   it.each([2048, 65536])('sizes the page cache from SQLITE_CACHE_KIB (%i KiB), not the driver default', async (cacheKiB) => {
