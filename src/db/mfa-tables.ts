@@ -71,3 +71,10 @@ export interface MfaPendingLoginsTable {
   created_at: string;
   expires_at: string;
 }
+
+/** A user's second-factor attempts in the current window: reserved before each check, given back on success. */
+export interface MfaLockoutsTable {
+  user_id: string;
+  window_start: string;
+  attempts: number;
+}

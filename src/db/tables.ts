@@ -1,5 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
-import type { MfaFactorsTable, MfaPendingLoginsTable, MfaRecoveryCodesTable, MfaUsersTable, WebAuthnChallengesTable } from './mfa-tables.js';
+import type { MfaFactorsTable, MfaLockoutsTable, MfaPendingLoginsTable, MfaRecoveryCodesTable, MfaUsersTable, WebAuthnChallengesTable } from './mfa-tables.js';
 
 /*
  * Row types: only store files see these. Timestamps are ISO 8601 UTC strings in every dialect so
@@ -193,4 +193,5 @@ export interface Tables {
   mfa_users: MfaUsersTable;
   webauthn_challenges: WebAuthnChallengesTable;
   mfa_pending_logins: MfaPendingLoginsTable;
+  mfa_lockouts: MfaLockoutsTable;
 }

@@ -2,6 +2,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SqlChallengeStore } from '../../src/account/mfa/challenge-store.js';
 import { SqlFactorStore } from '../../src/account/mfa/factor-store.js';
+import { SqlLockoutStore } from '../../src/account/mfa/lockout-store.js';
 import { SqlMfaUserStore } from '../../src/account/mfa/mfa-user-store.js';
 import { SqlPendingLoginStore } from '../../src/account/mfa/pending-login-store.js';
 import { newRecoveryCodes, recoveryCodeDigests } from '../../src/account/mfa/recovery-codes.js';
@@ -35,6 +36,7 @@ export function mfaStoreContract(name: string, harness: () => StoreHarness): voi
     let challenges: SqlChallengeStore;
     let logins: SqlPendingLoginStore;
     let mfaUsers: SqlMfaUserStore;
+    let lockouts: SqlLockoutStore;
     beforeAll(() => {
       const { db } = s.database;
       totp = new SqlTotpStore(db);
@@ -45,6 +47,7 @@ export function mfaStoreContract(name: string, harness: () => StoreHarness): voi
       challenges = new SqlChallengeStore(db);
       logins = new SqlPendingLoginStore(db);
       mfaUsers = new SqlMfaUserStore(db);
+      lockouts = new SqlLockoutStore(db);
     });
 
     /** A user with a pending TOTP factor made at the clock's time, and its secret. */
@@ -319,13 +322,16 @@ export function mfaStoreContract(name: string, harness: () => StoreHarness): voi
         expect(await factors.list(f.userId)).toHaveLength(1);
       });
 
-      it('the operator reset removes every factor, recovery code and waiting login of the user only', async () => {
+      it('the operator reset removes every factor, recovery code, waiting login and lock-out of the user only', async () => {
         const clock = new TestClock();
         const f = await enrolled(clock);
         const other = await enrolled(clock);
         await recovery.replace(f.userId, recoveryCodeDigests(newRecoveryCodes()), iso(0));
         await logins.insert({ digest: randomUUID(), userId: f.userId, createdAt: iso(clock.now()), expiresAt: iso(clock.now() + 5 * MINUTE) });
+        await lockouts.reserve(f.userId, clock.now(), MINUTE, 1);
+        expect(await lockouts.reserve(f.userId, clock.now(), MINUTE, 1)).toHaveProperty('lockedUntil');
         expect(await factors.removeAll(f.userId)).toBe(1);
+        expect(await lockouts.reserve(f.userId, clock.now(), MINUTE, 1)).toMatchObject({ attempts: 1 });
         expect(await factors.list(f.userId)).toEqual([]);
         expect(await recovery.remaining(f.userId)).toBe(0);
         expect(await s.database.db.selectFrom('mfa_pending_logins').select('digest').where('user_id', '=', f.userId).execute()).toEqual([]);
@@ -387,6 +393,49 @@ export function mfaStoreContract(name: string, harness: () => StoreHarness): voi
         expect(reserved.filter(Boolean)).toHaveLength(5);
         const consumed = await Promise.all(Array.from({ length: 5 }, () => logins.consume(digest)));
         expect(consumed.filter(Boolean)).toHaveLength(1);
+      });
+    });
+
+    describe('per-user lock-out', () => {
+      const WINDOW = 15 * MINUTE;
+
+      it('admits ten attempts in 15 minutes, then refuses until the window has passed', async () => {
+        const clock = new TestClock();
+        const user = await insertUser(s.users);
+        const start = clock.now();
+        for (let i = 1; i <= 10; i++) {
+          expect(await lockouts.reserve(user.id, clock.now(), WINDOW, 10)).toEqual({ windowStart: iso(start), attempts: i });
+          clock.advance(1000);
+        }
+        expect(await lockouts.reserve(user.id, clock.now(), WINDOW, 10)).toEqual({ lockedUntil: iso(start + WINDOW) });
+        clock.advance(WINDOW - 11_000);
+        expect(await lockouts.reserve(user.id, clock.now(), WINDOW, 10)).toEqual({ lockedUntil: iso(start + WINDOW) });
+        clock.advance(1000);
+        expect(await lockouts.reserve(user.id, clock.now(), WINDOW, 10)).toEqual({ windowStart: iso(clock.now()), attempts: 1 });
+        // Another user is not affected.
+        expect(await lockouts.reserve((await insertUser(s.users)).id, clock.now(), WINDOW, 10)).toMatchObject({ attempts: 1 });
+      });
+
+      it('gives an attempt back after a success, within its own window only', async () => {
+        const clock = new TestClock();
+        const user = await insertUser(s.users);
+        const first = await lockouts.reserve(user.id, clock.now(), WINDOW, 10);
+        if (!('attempts' in first)) throw new Error('locked');
+        await lockouts.release(user.id, first);
+        expect(await lockouts.reserve(user.id, clock.now(), WINDOW, 10)).toMatchObject({ attempts: 1 });
+        clock.advance(WINDOW);
+        const fresh = await lockouts.reserve(user.id, clock.now(), WINDOW, 10);
+        await lockouts.release(user.id, first);
+        expect(fresh).toMatchObject({ attempts: 1 });
+        expect(await lockouts.reserve(user.id, clock.now(), WINDOW, 10)).toMatchObject({ attempts: 2 });
+      });
+
+      it('of 50 parallel attempts exactly the limit is reserved', async () => {
+        const clock = new TestClock();
+        const user = await insertUser(s.users);
+        const results = await Promise.all(Array.from({ length: 50 }, () => lockouts.reserve(user.id, clock.now(), WINDOW, 10)));
+        expect(results.filter((r) => 'attempts' in r)).toHaveLength(10);
+        expect(new Set(results.filter((r) => 'attempts' in r).map((r) => ('attempts' in r ? r.attempts : 0))).size).toBe(10);
       });
     });
 

@@ -27,7 +27,7 @@ export interface FactorStore {
   rename(userId: string, id: string, name: string): Promise<boolean>;
   /** Removes an active factor; with `keepOne` (MFA_REQUIRED) the user's last one stays: 'last'. */
   remove(userId: string, id: string, keepOne: boolean): Promise<RemoveOutcome>;
-  /** The operator's reset: every factor, recovery code and waiting login of the user. Returns the factors removed. */
+  /** The operator's reset: every factor, recovery code, waiting login and lock-out of the user. Returns the factors removed. */
   removeAll(userId: string): Promise<number>;
   /** Deletes pending TOTP factors whose time ran out. */
   deleteExpiredPending(now: string): Promise<number>;
@@ -83,6 +83,7 @@ export class SqlFactorStore implements FactorStore {
       const removed = await trx.deleteFrom('mfa_factors').where('user_id', '=', userId).executeTakeFirst();
       await trx.deleteFrom('mfa_recovery_codes').where('user_id', '=', userId).execute();
       await trx.deleteFrom('mfa_pending_logins').where('user_id', '=', userId).execute();
+      await trx.deleteFrom('mfa_lockouts').where('user_id', '=', userId).execute();
       return Number(removed.numDeletedRows);
     });
   }

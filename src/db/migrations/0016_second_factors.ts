@@ -16,7 +16,8 @@ import { isPostgres } from '../dialect.js';
  * Recovery codes are stored as SHA-256 digests, one row each: using one deletes it. A WebAuthn
  * challenge is a row taken (deleted) on first use. A pending two-step login keeps its `mfa_token`
  * as a digest with the failed attempts it has reserved. `mfa_users` holds per-user state: the
- * random WebAuthn user handle and when MFA_REQUIRED first applied.
+ * random WebAuthn user handle and when MFA_REQUIRED first applied. `mfa_lockouts` counts each
+ * user's second-factor attempts in a window, across every instance and client address.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   const counter = isPostgres(db) ? 'bigint' : 'integer';
@@ -80,9 +81,17 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('expires_at', 'text', (c) => c.notNull())
     .execute();
   await db.schema.createIndex('mfa_pending_logins_expiry').on('mfa_pending_logins').column('expires_at').execute();
+
+  await db.schema
+    .createTable('mfa_lockouts')
+    .addColumn('user_id', 'text', (c) => c.primaryKey().references('users.id').onDelete('cascade'))
+    .addColumn('window_start', 'text', (c) => c.notNull())
+    .addColumn('attempts', 'integer', (c) => c.notNull())
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  await db.schema.dropTable('mfa_lockouts').execute();
   await db.schema.dropTable('mfa_pending_logins').execute();
   await db.schema.dropTable('webauthn_challenges').execute();
   await db.schema.dropTable('mfa_users').execute();
