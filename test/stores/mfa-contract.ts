@@ -10,9 +10,10 @@ import { SqlRecoveryCodeStore } from '../../src/account/mfa/recovery-code-store.
 import { newTotpSecret, totpCodeAt } from '../../src/account/mfa/totp.js';
 import { checkTotp, confirmTotp, type TotpDeps } from '../../src/account/mfa/totp-check.js';
 import { TotpSecrets } from '../../src/account/mfa/totp-secrets.js';
+import { resealTotpSecrets } from '../../src/account/mfa/totp-reseal.js';
 import { SqlTotpStore } from '../../src/account/mfa/totp-store.js';
 import { type NewWebAuthnCredential, SqlWebAuthnStore } from '../../src/account/mfa/webauthn-store.js';
-import { parseSealingKey } from '../../src/lib/sealed.js';
+import { parseSealingKey, UnsealError } from '../../src/lib/sealed.js';
 import { TestClock } from '../helpers/clock.js';
 import { insertUser, type StoreHarness, useStores } from './fixture.js';
 
@@ -175,6 +176,30 @@ export function mfaStoreContract(name: string, harness: () => StoreHarness): voi
         const resealed = await stored();
         expect(rotated.secrets.stale(resealed)).toBe(false);
         expect(rotated.secrets.open(f.id, resealed)).toBe(f.secret);
+      });
+    });
+
+    describe('TOTP secrets at start-up', () => {
+      const own = useStores(harness);
+
+      it('are all opened; those under the old key are sealed again; one no key opens refuses the start', async () => {
+        const clock = new TestClock();
+        const [before, after] = [newKey(), newKey()];
+        const store = new SqlTotpStore(own.database.db);
+        const old: TotpDeps = { store, secrets: new TotpSecrets({ current: before, old: null }) };
+        const user = await insertUser(own.users);
+        const id = randomUUID();
+        const secret = newTotpSecret();
+        await store.insertPending({ id, userId: user.id, name: 'app', sealedSecret: old.secrets.seal(id, secret), createdAt: iso(clock.now()), pendingUntil: iso(clock.now() + MINUTE) });
+        expect(await resealTotpSecrets(store, old.secrets)).toBe(0);
+        const rotated = new TotpSecrets({ current: after, old: before });
+        expect(await resealTotpSecrets(store, rotated)).toBe(1);
+        expect(await resealTotpSecrets(store, rotated)).toBe(0);
+        const [row] = await store.listSealed();
+        expect(rotated.stale(row?.sealedSecret ?? '')).toBe(false);
+        expect(new TotpSecrets({ current: after, old: null }).open(id, row?.sealedSecret ?? '')).toBe(secret);
+        await expect(resealTotpSecrets(store, new TotpSecrets({ current: before, old: null }))).rejects.toThrow(UnsealError);
+        await expect(resealTotpSecrets(store, new TotpSecrets({ current: null, old: null }))).rejects.toThrow(/MFA_ENCRYPTION_KEY/);
       });
     });
 

@@ -47,6 +47,8 @@ export interface TotpStore {
   acceptStep(id: string, step: number, at: string): Promise<boolean>;
   /** Replaces a sealed secret (sealed again under the current key) if it is still `from`. */
   reseal(id: string, from: string, to: string): Promise<boolean>;
+  /** Every stored secret, pending factors' included: the start-up check opens each. */
+  listSealed(): Promise<{ readonly id: string; readonly sealedSecret: string }[]>;
 }
 
 const toFactor = (row: Pick<Selectable<MfaFactorsTable>, 'id' | 'user_id' | 'status' | 'name' | 'totp_secret' | 'totp_last_step'>): TotpFactor => ({
@@ -149,5 +151,10 @@ export class SqlTotpStore implements TotpStore {
   async reseal(id: string, from: string, to: string): Promise<boolean> {
     const result = await this.db.updateTable('mfa_factors').set({ totp_secret: to }).where('id', '=', id).where('totp_secret', '=', from).executeTakeFirst();
     return result.numUpdatedRows > 0n;
+  }
+
+  async listSealed(): Promise<{ readonly id: string; readonly sealedSecret: string }[]> {
+    const rows = await this.db.selectFrom('mfa_factors').select(['id', 'totp_secret']).where('type', '=', 'totp').execute();
+    return rows.map((row) => ({ id: row.id, sealedSecret: row.totp_secret ?? '' }));
   }
 }
