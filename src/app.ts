@@ -6,6 +6,7 @@ import { appTokenRoutes } from './apps/token-routes.js';
 import { introspectionRoutes } from './auth/introspection-routes.js';
 import { auditRoutes } from './audit/routes.js';
 import { authRoutes } from './account/routes.js';
+import { mfaLoginRoutes } from './account/mfa/login-routes.js';
 import { clientAddressOf } from './http/client-address.js';
 import { clientErrorHandler } from './http/client-errors.js';
 import { registerCors } from './http/cors.js';
@@ -122,6 +123,7 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   registerGuard(app, services.authenticator, limits, clientAddress, { decisions: counts?.decisions ?? null, tracing: services.tracing });
 
   authRoutes(app, services.accounts, clientAddress);
+  mfaLoginRoutes(app, services.mfa.login, services.accounts, clientAddress);
   sessionRoutes(app, services.accountSecurity);
   meRoutes(app);
   tokenRoutes(app, services.tokens, services.scopes);

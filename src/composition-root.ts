@@ -9,6 +9,7 @@ import { Authenticator } from './auth/authenticator.js';
 import { UserTokens } from './auth/jwt.js';
 import { Introspector } from './auth/introspection.js';
 import { AccountService } from './account/service.js';
+import { createMfa, type Mfa } from './account/mfa/wire.js';
 import { ChangeFeed } from './changes/feed.js';
 import { changeSource } from './changes/sources.js';
 import { ChangeStore } from './changes/store.js';
@@ -61,6 +62,7 @@ export interface Services {
   readonly database: Database;
   readonly users: UserService;
   readonly accounts: AccountService;
+  readonly mfa: Mfa; // second factors and the login's second step (docs/mfa.md)
   /** The signed-in user's password, sessions and account deletion. */
   readonly accountSecurity: AccountSecurity;
   readonly tokens: TokenService;
@@ -187,6 +189,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   });
   const events = new EventHub(feed, changeStore, config.events, propagation);
   const lifecycleStore = new TokenLifecycleStore(db);
+  const mfa = await createMfa({ db, config: config.mfa, users: userStore, audit, clock });
   const webhooks = createWebhooks(db, clock, { ...config.webhooks, maxEndpointsPerUser: config.caps.webhooksPerUser }, onError, sealer, { deliveries: counts?.deliveries ?? null, tracing });
   // Ended tokens stay listed as long as the audit log keeps the event that ended them.
   const history = { endedVisibleMs: config.auditRetentionMs };
@@ -200,6 +203,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
       expiringTokens(lifecycleStore),
       oldAuditEvents(audit, config.auditRetentionMs),
       oldDeliveries(webhooks.store),
+      ...mfa.sweeps,
     ],
     clock,
     MAINTENANCE_INTERVAL_MS,
@@ -209,11 +213,8 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   if (metrics) observeServices(metrics, { database, redis, hasher, keys, feed, events });
 
   return {
-    config,
-    clock,
-    database,
-    users,
-    accounts: new AccountService({ users, userStore, sessions: sessionStore, hasher, userTokens, feed, clock, signupEnabled: config.signupEnabled, audit }),
+    config, clock, database, users, mfa,
+    accounts: new AccountService({ users, userStore, sessions: sessionStore, hasher, userTokens, feed, clock, signupEnabled: config.signupEnabled, audit, secondFactor: mfa.login }),
     accountSecurity: new AccountSecurity({ sessions: sessionStore, userStore, users, hasher, usage: sessionUsage, feed, clock }),
     tokens: new TokenService(tokenStore, usage, feed, clock, scopes, config.tokens, config.caps, history, counts?.tokens),
     lifecycle: new TokenLifecycle(lifecycleStore, usage, feed, clock, config.tokens, history, counts?.tokens),

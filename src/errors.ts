@@ -31,6 +31,13 @@ export const PROBLEMS = {
     explanation:
       'Login failed. The response is the same whether the email is unknown or the password is wrong, so it cannot be used to discover accounts.',
   },
+  mfa_required: {
+    status: 401,
+    title: 'Second factor required',
+    detail: 'The password is right; finish the login with a second factor at POST /api/auth/mfa/verify.',
+    explanation:
+      'The account has a second factor (authenticator app, passkey or recovery codes). The answer carries an `mfa_token` (single-use, 5 minutes, 5 attempts) and the `methods` the user has: send it with a code to `POST /api/auth/mfa/verify`. The `mfa_token` is no bearer token: every other route refuses it (docs/mfa.md).',
+  },
   insufficient_scope: {
     status: 403,
     title: 'Insufficient scope',
@@ -131,6 +138,8 @@ export interface ProblemOptions {
   readonly detail?: string;
   readonly errors?: readonly FieldError[];
   readonly headers?: Readonly<Record<string, string>>;
+  /** Extension members of the body (RFC 9457 §3.2), such as `mfa_required`'s `mfa_token`. */
+  readonly extensions?: Readonly<Record<string, unknown>>;
 }
 
 /** A failure with a stable, client-visible code. */
@@ -140,6 +149,7 @@ export class ProblemError extends Error {
   readonly detail: string;
   readonly errors: readonly FieldError[] | undefined;
   readonly headers: Readonly<Record<string, string>>;
+  readonly extensions: Readonly<Record<string, unknown>> | undefined;
 
   constructor(
     readonly code: ProblemCode,
@@ -160,6 +170,7 @@ export class ProblemError extends Error {
     // refusal, HTTP that does not parse) names the request as a whole.
     this.errors = options.errors ?? (code === 'validation_failed' ? [{ field: 'request', message: 'is not valid' }] : undefined);
     this.headers = options.headers ?? {};
+    this.extensions = options.extensions;
   }
 }
 

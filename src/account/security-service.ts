@@ -1,3 +1,4 @@
+import type { AuthMethod } from '../lib/amr.js';
 import { type AuditEvent, auditEvent, type RequestContext } from '../audit/events.js';
 import type { Principal } from '../auth/principal.js';
 import type { ChangeFeed } from '../changes/feed.js';
@@ -19,6 +20,9 @@ export interface SessionView {
   readonly lastUsedAt: string | null;
   readonly clientAddress: string | null;
   readonly userAgent: string | null;
+  /** RFC 8176 methods and time of the session's last authentication (contract §12.4). */
+  readonly amr: readonly AuthMethod[];
+  readonly authTime: string;
   /** The session of the user token that asked. */
   readonly current: boolean;
 }
@@ -83,6 +87,8 @@ export class AccountSecurity {
       lastUsedAt: latest(s.lastUsedAt, this.deps.usage.pendingUse(s.id)),
       clientAddress: s.clientAddress,
       userAgent: s.userAgent,
+      amr: s.amr,
+      authTime: s.authTime,
       current: s.id === principal.credentialId,
     }));
     return { items: views, nextCursor };

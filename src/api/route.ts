@@ -35,8 +35,9 @@ export const USER_TOKEN_ONLY: RouteAuth = Object.freeze({});
  * Public routes name the limits they fall under; protected routes are limited by the guard, and
  * those that check the user's password (`password`) also by the login limits, per client address
  * and per the user's email, exactly as if each request were a login.
+ * `second-factor`: the second step of a login, counted against the login limit per client address.
  */
-export type RouteRateLimit = 'address' | 'login' | 'signup' | 'password' | 'leak-report';
+export type RouteRateLimit = 'address' | 'login' | 'signup' | 'password' | 'leak-report' | 'second-factor';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -14,6 +14,7 @@ import * as m0011 from './migrations/0011_webhook_leases.js';
 import * as m0012 from './migrations/0012_webhook_breaker.js';
 import * as m0013 from './migrations/0013_change_commit_times.js';
 import * as m0016 from './migrations/0016_second_factors.js';
+import * as m0017 from './migrations/0017_session_authentication.js';
 
 /** Migrations are imported statically so the build output needs no directory scanning. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -31,6 +32,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0012_webhook_breaker': m0012,
   '0013_change_commit_times': m0013,
   '0016_second_factors': m0016,
+  '0017_session_authentication': m0017,
 };
 
 /**

@@ -28,6 +28,10 @@ export interface SessionsTable {
   user_agent: string | null;
   /** Coalesced: written at most once per flush interval per instance, not per request. */
   last_used_at: string | null;
+  /** RFC 8176 methods of the session's newest token, space-separated; null: a password login from before the column. */
+  amr: string | null;
+  /** The last primary or step-up authentication (contract §12.4); null: the session's creation. */
+  auth_time: string | null;
 }
 
 export interface AppsTable {

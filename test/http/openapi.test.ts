@@ -15,6 +15,7 @@ type Doc = { openapi: string; paths: Record<string, Record<string, Operation>>; 
 const OPERATIONS: Array<[string, string, boolean]> = [
   ['post', '/api/auth/signup', false],
   ['post', '/api/auth/login', false],
+  ['post', '/api/auth/mfa/verify', false],
   ['post', '/api/auth/logout', true],
   ['post', '/api/auth/password', true],
   ['get', '/api/auth/sessions', true],
@@ -94,6 +95,7 @@ describe('OpenAPI document and docs', () => {
     const named: Record<string, string> = {
       'post /api/auth/signup': 'signup',
       'post /api/auth/login': 'login',
+      'post /api/auth/mfa/verify': 'second step of a login',
       'get /api/scopes': 'scope list',
       'post /api/tokens/leaked': 'leak reports',
       'get /.well-known/rz-token-formats.json': 'token formats',

@@ -1,0 +1,57 @@
+import type { Kysely } from 'kysely';
+import type { AuditStore } from '../../audit/store.js';
+import { type Clock, iso } from '../../clock.js';
+import type { Tables } from '../../db/tables.js';
+import type { Sweep } from '../../maintenance/runner.js';
+import type { UserStore } from '../user-store.js';
+import { SqlChallengeStore } from './challenge-store.js';
+import type { MfaConfig } from './config.js';
+import { SqlFactorStore } from './factor-store.js';
+import { SqlLockoutStore } from './lockout-store.js';
+import { MfaLogin } from './login-service.js';
+import { SqlPendingLoginStore } from './pending-login-store.js';
+import { SqlRecoveryCodeStore } from './recovery-code-store.js';
+import { SecondFactor } from './second-factor.js';
+import { resealTotpSecrets } from './totp-reseal.js';
+import { TotpSecrets } from './totp-secrets.js';
+import { SqlTotpStore } from './totp-store.js';
+
+/** Second factors as the rest of the service sees them (contract §12). */
+export interface Mfa {
+  /** Login in two steps: the gate of the password login and `POST /api/auth/mfa/verify`. */
+  readonly login: MfaLogin;
+  /** Clean-ups for the maintenance loop: waiting logins, WebAuthn challenges and unconfirmed enrolments past their time. */
+  readonly sweeps: readonly Sweep[];
+}
+
+export interface MfaDeps {
+  readonly db: Kysely<Tables>;
+  readonly config: MfaConfig;
+  readonly users: UserStore;
+  readonly audit: AuditStore;
+  readonly clock: Clock;
+}
+
+/**
+ * Builds the second-factor services. Every stored TOTP secret is opened first, and those under
+ * MFA_ENCRYPTION_KEY_OLD sealed again (docs/mfa.md): a secret no configured key opens refuses the
+ * start, naming the factor, rather than failing that user's logins one by one.
+ */
+export async function createMfa({ db, config, users, audit, clock }: MfaDeps): Promise<Mfa> {
+  const totpStore = new SqlTotpStore(db);
+  const secrets = new TotpSecrets(config.encryption);
+  await resealTotpSecrets(totpStore, secrets);
+  const factors = new SqlFactorStore(db);
+  const recoveryCodes = new SqlRecoveryCodeStore(db);
+  const pending = new SqlPendingLoginStore(db);
+  const challenges = new SqlChallengeStore(db);
+  const secondFactor = new SecondFactor({ totp: { store: totpStore, secrets }, recoveryCodes, lockout: new SqlLockoutStore(db), audit, clock });
+  return {
+    login: new MfaLogin({ factors, recoveryCodes, pending, secondFactor, users, audit, clock }),
+    sweeps: [
+      { name: 'waiting second-factor logins', run: (now) => pending.deleteExpired(iso(now)) },
+      { name: 'WebAuthn challenges', run: (now) => challenges.deleteExpired(iso(now)) },
+      { name: 'unconfirmed authenticator apps', run: (now) => factors.deleteExpiredPending(iso(now)) },
+    ],
+  };
+}
