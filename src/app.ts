@@ -121,9 +121,10 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   const document = await registerOpenApi(app, VERSION, services.config.corsOrigins);
   registerRateLimits(app, limits);
   registerGuard(app, services.authenticator, limits, clientAddress, { decisions: counts?.decisions ?? null, tracing: services.tracing });
+  services.mfa.stepUp.register(app);
 
   authRoutes(app, services.accounts, clientAddress);
-  mfaLoginRoutes(app, services.mfa.login, services.accounts, clientAddress);
+  mfaLoginRoutes(app, services.mfa, services.accounts, clientAddress);
   sessionRoutes(app, services.accountSecurity);
   meRoutes(app);
   tokenRoutes(app, services.tokens, services.scopes);

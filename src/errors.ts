@@ -38,6 +38,13 @@ export const PROBLEMS = {
     explanation:
       'The account has a second factor (authenticator app, passkey or recovery codes). The answer carries an `mfa_token` (single-use, 5 minutes, 5 attempts) and the `methods` the user has: send it with a code to `POST /api/auth/mfa/verify`. The `mfa_token` is no bearer token: every other route refuses it (docs/mfa.md).',
   },
+  insufficient_user_authentication: {
+    status: 401,
+    title: 'Recent authentication required',
+    detail: 'This action needs a recent authentication with your second factor: POST /api/auth/reauth, then retry with the new token.',
+    explanation:
+      'The action mints or widens credentials or weakens the account, so it needs a user token whose `auth_time` is within `REAUTH_MAX_AGE_S` and, for an account with a second factor, whose `amr` names one (`otp`, `hwk` or `swk`). The `WWW-Authenticate` header carries the RFC 9470 challenge with `max_age`. Get a fresh token for the same session from `POST /api/auth/reauth` and retry.',
+  },
   insufficient_scope: {
     status: 403,
     title: 'Insufficient scope',

@@ -213,6 +213,16 @@ export class SessionStore {
     }
   }
 
+  /** Records a step-up (contract §12.5) on an active session, with its audit event; false when the session ended. */
+  async reauthenticate(id: string, auth: SessionAuthentication, event: AuditEvent): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx.updateTable('sessions').set({ amr: auth.amr.join(' '), auth_time: auth.authTime }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+      if (result.numUpdatedRows === 0n) return false;
+      await recordAudit(trx, event);
+      return true;
+    });
+  }
+
   /** Records when sessions were last used; never moves a time backwards. */
   async recordUsage(uses: ReadonlyMap<string, string>): Promise<void> {
     if (uses.size === 0) return;

@@ -15,6 +15,7 @@ export const AUDIT_TYPES = [
   'mfa.challenge_failed',
   'mfa.recovery_code_used',
   'mfa.locked',
+  'auth.reauth',
   'session.logged_out',
   'session.revoked',
   'password.changed',

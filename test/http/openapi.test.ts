@@ -16,6 +16,7 @@ const OPERATIONS: Array<[string, string, boolean]> = [
   ['post', '/api/auth/signup', false],
   ['post', '/api/auth/login', false],
   ['post', '/api/auth/mfa/verify', false],
+  ['post', '/api/auth/reauth', true],
   ['post', '/api/auth/logout', true],
   ['post', '/api/auth/password', true],
   ['get', '/api/auth/sessions', true],

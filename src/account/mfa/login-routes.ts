@@ -2,10 +2,10 @@ import type { IncomingMessage } from 'node:http';
 import { Type } from 'typebox';
 import { contextOf } from '../../api/context.js';
 import { operation } from '../../api/operation.js';
-import type { Http } from '../../api/route.js';
+import { type Http, principalOf, USER_TOKEN_ONLY } from '../../api/route.js';
 import { SessionResponse, toResponse } from '../routes.js';
 import type { AccountService } from '../service.js';
-import type { MfaLogin } from './login-service.js';
+import type { Mfa } from './wire.js';
 
 const VerifyBody = Type.Object(
   {
@@ -28,8 +28,18 @@ const VerifyResponse = Type.Object(
   { additionalProperties: false },
 );
 
-/** `POST /api/auth/mfa/verify`: the second step of a login (contract §12.4). */
-export function mfaLoginRoutes(app: Http, login: MfaLogin, accounts: AccountService, clientAddress: (req: IncomingMessage) => string): void {
+const ReauthBody = Type.Union(
+  [
+    Type.Object({ password: Type.String({ maxLength: 4096, description: 'Only for an account without a second factor.' }) }, { additionalProperties: false }),
+    Type.Object({ method: Type.Enum(['totp', 'recovery_code']), code: VerifyBody.properties.code }, { additionalProperties: false }),
+  ],
+  { description: 'The password (accounts without a second factor), or a second factor.' },
+);
+
+const ReauthResponse = Type.Object({ token: SessionResponse.properties.token }, { additionalProperties: false });
+
+/** `POST /api/auth/mfa/verify` (the second step of a login, contract §12.4) and `POST /api/auth/reauth` (step-up, §12.5). */
+export function mfaLoginRoutes(app: Http, { login, reauth }: Mfa, accounts: AccountService, clientAddress: (req: IncomingMessage) => string): void {
   app.post('/api/auth/mfa/verify', {
     ...operation({
       method: 'POST',
@@ -51,5 +61,22 @@ export function mfaLoginRoutes(app: Http, login: MfaLogin, accounts: AccountServ
       const grant = await accounts.completeLogin(verified.user, { address: clientAddress(request.raw), userAgent: request.headers['user-agent'] }, verified.amr, context);
       return { ...toResponse(grant), ...(verified.recoveryCodesRemaining === undefined ? {} : { recovery_codes_remaining: verified.recoveryCodesRemaining }) };
     },
+  });
+
+  app.post('/api/auth/reauth', {
+    ...operation({
+      method: 'POST',
+      operationId: 'issueFreshToken',
+      tags: ['auth'],
+      summary: 'Authenticate again for an action that needs a recent login (step-up)',
+      description:
+        'Answers a new user token for the same session with `auth_time` now and the methods just proven in `amr` (RFC 9470). An account with a second factor must use it: the password alone is 401 `invalid_credentials` and issues nothing. Failures are 401 `invalid_credentials` and count against the per-account second-factor limit.',
+      auth: USER_TOKEN_ONLY,
+      rateLimit: 'password',
+      body: ReauthBody,
+      success: { 200: { description: 'A fresh user token for the same session.', schema: ReauthResponse } },
+      problems: ['invalid_credentials'],
+    }),
+    handler: async (request) => ({ token: await reauth.reauth(principalOf(request), request.body, contextOf(request)) }),
   });
 }

@@ -3,7 +3,12 @@ import type { AuditStore } from '../../audit/store.js';
 import { type Clock, iso } from '../../clock.js';
 import type { Tables } from '../../db/tables.js';
 import type { Sweep } from '../../maintenance/runner.js';
+import type { UserTokens } from '../../auth/jwt.js';
+import type { PasswordHasher } from '../password-hasher.js';
+import type { SessionStore } from '../session-store.js';
 import type { UserStore } from '../user-store.js';
+import { Reauth } from './reauth.js';
+import { StepUp } from './step-up.js';
 import { SqlChallengeStore } from './challenge-store.js';
 import type { MfaConfig } from './config.js';
 import { SqlFactorStore } from './factor-store.js';
@@ -20,6 +25,10 @@ import { SqlTotpStore } from './totp-store.js';
 export interface Mfa {
   /** Login in two steps: the gate of the password login and `POST /api/auth/mfa/verify`. */
   readonly login: MfaLogin;
+  /** RFC 9470 step-up on the routes of contract §12.5. */
+  readonly stepUp: StepUp;
+  /** `POST /api/auth/reauth`: a fresh token for the same session. */
+  readonly reauth: Reauth;
   /** Clean-ups for the maintenance loop: waiting logins, WebAuthn challenges and unconfirmed enrolments past their time. */
   readonly sweeps: readonly Sweep[];
 }
@@ -30,6 +39,9 @@ export interface MfaDeps {
   readonly users: UserStore;
   readonly audit: AuditStore;
   readonly clock: Clock;
+  readonly hasher: PasswordHasher;
+  readonly sessions: SessionStore;
+  readonly userTokens: UserTokens;
 }
 
 /**
@@ -37,7 +49,7 @@ export interface MfaDeps {
  * MFA_ENCRYPTION_KEY_OLD sealed again (docs/mfa.md): a secret no configured key opens refuses the
  * start, naming the factor, rather than failing that user's logins one by one.
  */
-export async function createMfa({ db, config, users, audit, clock }: MfaDeps): Promise<Mfa> {
+export async function createMfa({ db, config, users, audit, clock, hasher, sessions, userTokens }: MfaDeps): Promise<Mfa> {
   const totpStore = new SqlTotpStore(db);
   const secrets = new TotpSecrets(config.encryption);
   await resealTotpSecrets(totpStore, secrets);
@@ -48,6 +60,8 @@ export async function createMfa({ db, config, users, audit, clock }: MfaDeps): P
   const secondFactor = new SecondFactor({ totp: { store: totpStore, secrets }, recoveryCodes, lockout: new SqlLockoutStore(db), audit, clock });
   return {
     login: new MfaLogin({ factors, recoveryCodes, pending, secondFactor, users, audit, clock }),
+    stepUp: new StepUp({ factors, clock, maxAgeS: config.reauthMaxAgeS, allUsers: config.stepUpAllUsers }),
+    reauth: new Reauth({ secondFactor, factors, users, hasher, sessions, userTokens, audit, clock }),
     sweeps: [
       { name: 'waiting second-factor logins', run: (now) => pending.deleteExpired(iso(now)) },
       { name: 'WebAuthn challenges', run: (now) => challenges.deleteExpired(iso(now)) },
