@@ -7,6 +7,7 @@ import { introspectionRoutes } from './auth/introspection-routes.js';
 import { auditRoutes } from './audit/routes.js';
 import { authRoutes } from './account/routes.js';
 import { mfaLoginRoutes } from './account/mfa/login-routes.js';
+import { factorRoutes } from './account/mfa/factor-routes.js';
 import { clientAddressOf } from './http/client-address.js';
 import { clientErrorHandler } from './http/client-errors.js';
 import { registerCors } from './http/cors.js';
@@ -125,6 +126,7 @@ export async function createApp(services: Services, options: AppOptions = {}): P
 
   authRoutes(app, services.accounts, clientAddress);
   mfaLoginRoutes(app, services.mfa, services.accounts, clientAddress);
+  factorRoutes(app, services.mfa.factors);
   sessionRoutes(app, services.accountSecurity);
   meRoutes(app);
   tokenRoutes(app, services.tokens, services.scopes);

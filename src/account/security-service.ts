@@ -41,7 +41,7 @@ export interface AccountSecurityDeps {
  * One `session.revoked` per session ended, each in its owner's log with why: `ended` (that
  * session alone), `others_ended` (every session but the caller's), `password_changed`.
  */
-const sessionsEnded = (userId: string, ended: readonly string[], reason: string, context: RequestContext, now: number): AuditEvent[] =>
+export const sessionsEnded = (userId: string, ended: readonly string[], reason: string, context: RequestContext, now: number): AuditEvent[] =>
   ended.map((id) => auditEvent({ type: 'session.revoked', userId, subject: { type: 'session', id }, details: { reason } }, context, now));
 
 /** The latest of two ISO 8601 UTC times (they compare as strings), either possibly absent. */

@@ -38,7 +38,7 @@ const Details = Type.Object(
     paused_until: Type.Optional(Type.Union([Timestamp, Type.Null()], { description: 'webhook.paused: when one delivery is tried again.' })),
     allowed_cidrs: Type.Optional(Type.Array(Type.String({ maxLength: 43 }), { maxItems: 20, description: 'The networks a token is limited to, after a PATCH.' })),
     reason: Type.Optional(
-      Type.Enum(['ended', 'others_ended', 'password_changed', 'rotated_again', 'rotation_grace_ended', 'lifetime_ended', 'malformed', 'mismatch', 'replayed'], {
+      Type.Enum(['ended', 'others_ended', 'password_changed', 'rotated_again', 'rotation_grace_ended', 'lifetime_ended', 'malformed', 'mismatch', 'replayed', 'factor_removed'], {
         description:
           'Why a session or token ended: by itself, with every other, by a password change, by a second rotation, at the end of its rotation grace, at its own expiry. Why a second factor was refused (mfa.challenge_failed): not a code at all, a wrong code, a right code already used (a replay).',
       }),

@@ -44,7 +44,12 @@ export const invalidCredentials = () => new ProblemError('invalid_credentials');
 export class SecondFactor {
   constructor(private readonly deps: SecondFactorDeps) {}
 
-  async check(userId: string, factor: PresentedFactor, context: RequestContext): Promise<AcceptedFactor> {
+  check(userId: string, factor: PresentedFactor, context: RequestContext): Promise<AcceptedFactor> {
+    return this.guarded(userId, factor.method, context, (now) => this.compare(userId, factor, now));
+  }
+
+  /** Runs `compare` under the user's limit: reserved before, given back on success, audited on refusal. */
+  async guarded<T extends object>(userId: string, method: PresentedFactor['method'], context: RequestContext, compare: (now: number) => Promise<T | { refusal: TotpRefusal }>): Promise<T> {
     const now = this.deps.clock.now();
     const reservation = await this.deps.lockout.reserve(userId, now, USER_WINDOW_MS, USER_ATTEMPTS);
     if ('lockedUntil' in reservation) {
@@ -54,8 +59,8 @@ export class SecondFactor {
         headers: { 'retry-after': String(seconds) },
       });
     }
-    const outcome = await this.compare(userId, factor, now);
-    if ('refusal' in outcome) throw await this.refused(userId, factor, outcome.refusal, reservation, context);
+    const outcome = await compare(now);
+    if ('refusal' in outcome) throw await this.refused(userId, method, outcome.refusal, reservation, context);
     await this.deps.lockout.release(userId, reservation);
     return outcome;
   }
@@ -72,10 +77,10 @@ export class SecondFactor {
     return { amr: ['otp'], recoveryCodesRemaining: await this.deps.recoveryCodes.remaining(userId) };
   }
 
-  private async refused(userId: string, factor: PresentedFactor, reason: TotpRefusal, reservation: Reservation, context: RequestContext): Promise<ProblemError> {
+  private async refused(userId: string, method: PresentedFactor['method'], reason: TotpRefusal, reservation: Reservation, context: RequestContext): Promise<ProblemError> {
     const now = this.deps.clock.now();
     const subject = { type: 'user' as const, id: userId };
-    const events = [auditEvent({ type: 'mfa.challenge_failed', userId, subject, details: { method: factor.method, reason } }, context, now)];
+    const events = [auditEvent({ type: 'mfa.challenge_failed', userId, subject, details: { method, reason } }, context, now)];
     if (reservation.attempts === USER_ATTEMPTS) {
       const lockedUntil = iso(Date.parse(reservation.windowStart) + USER_WINDOW_MS);
       events.push(auditEvent({ type: 'mfa.locked', userId, subject, details: { locked_until: lockedUntil } }, context, now));

@@ -7,6 +7,9 @@ import type { UserTokens } from '../../auth/jwt.js';
 import type { PasswordHasher } from '../password-hasher.js';
 import type { SessionStore } from '../session-store.js';
 import type { UserStore } from '../user-store.js';
+import type { ChangeFeed } from '../../changes/feed.js';
+import { FactorService } from './factor-service.js';
+import { SqlMfaUserStore } from './mfa-user-store.js';
 import { Reauth } from './reauth.js';
 import { StepUp } from './step-up.js';
 import { SqlChallengeStore } from './challenge-store.js';
@@ -29,6 +32,8 @@ export interface Mfa {
   readonly stepUp: StepUp;
   /** `POST /api/auth/reauth`: a fresh token for the same session. */
   readonly reauth: Reauth;
+  /** The user's factors and recovery codes (`/api/me/mfa`). */
+  readonly factors: FactorService;
   /** Clean-ups for the maintenance loop: waiting logins, WebAuthn challenges and unconfirmed enrolments past their time. */
   readonly sweeps: readonly Sweep[];
 }
@@ -42,6 +47,7 @@ export interface MfaDeps {
   readonly hasher: PasswordHasher;
   readonly sessions: SessionStore;
   readonly userTokens: UserTokens;
+  readonly feed: ChangeFeed;
 }
 
 /**
@@ -49,7 +55,7 @@ export interface MfaDeps {
  * MFA_ENCRYPTION_KEY_OLD sealed again (docs/mfa.md): a secret no configured key opens refuses the
  * start, naming the factor, rather than failing that user's logins one by one.
  */
-export async function createMfa({ db, config, users, audit, clock, hasher, sessions, userTokens }: MfaDeps): Promise<Mfa> {
+export async function createMfa({ db, config, users, audit, clock, hasher, sessions, userTokens, feed }: MfaDeps): Promise<Mfa> {
   const totpStore = new SqlTotpStore(db);
   const secrets = new TotpSecrets(config.encryption);
   await resealTotpSecrets(totpStore, secrets);
@@ -57,10 +63,14 @@ export async function createMfa({ db, config, users, audit, clock, hasher, sessi
   const recoveryCodes = new SqlRecoveryCodeStore(db);
   const pending = new SqlPendingLoginStore(db);
   const challenges = new SqlChallengeStore(db);
-  const secondFactor = new SecondFactor({ totp: { store: totpStore, secrets }, recoveryCodes, lockout: new SqlLockoutStore(db), audit, clock });
+  const totp = { store: totpStore, secrets };
+  const secondFactor = new SecondFactor({ totp, recoveryCodes, lockout: new SqlLockoutStore(db), audit, clock });
+  const stepUp = new StepUp({ factors, clock, maxAgeS: config.reauthMaxAgeS, allUsers: config.stepUpAllUsers });
+  const mfaUsers = new SqlMfaUserStore(db);
   return {
+    factors: new FactorService({ config, factors, totp, recoveryCodes, mfaUsers, secondFactor, stepUp, sessions, feed, audit, clock }),
     login: new MfaLogin({ factors, recoveryCodes, pending, secondFactor, users, audit, clock }),
-    stepUp: new StepUp({ factors, clock, maxAgeS: config.reauthMaxAgeS, allUsers: config.stepUpAllUsers }),
+    stepUp,
     reauth: new Reauth({ secondFactor, factors, users, hasher, sessions, userTokens, audit, clock }),
     sweeps: [
       { name: 'waiting second-factor logins', run: (now) => pending.deleteExpired(iso(now)) },
