@@ -25,6 +25,12 @@ export const COPY_ORDER: ReadonlyArray<readonly [keyof Tables, readonly string[]
   ['webhook_endpoints', ['id']],
   ['webhook_deliveries', ['id']],
   ['webhook_attempts', ['delivery_id', 'attempt']],
+  ['mfa_factors', ['id']],
+  ['mfa_recovery_codes', ['user_id', 'digest']],
+  ['mfa_users', ['user_id']],
+  ['webauthn_challenges', ['id']],
+  ['mfa_pending_logins', ['digest']],
+  ['mfa_lockouts', ['user_id']],
 ];
 
 /** Columns PostgreSQL generates (GENERATED ALWAYS AS IDENTITY): copied as they are, then the sequence moved past them. */
