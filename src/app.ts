@@ -7,6 +7,8 @@ import { introspectionRoutes } from './auth/introspection-routes.js';
 import { auditRoutes } from './audit/routes.js';
 import { authRoutes } from './account/routes.js';
 import { emailRoutes } from './account/email-routes.js';
+import { mfaLoginRoutes } from './account/mfa/login-routes.js';
+import { factorRoutes } from './account/mfa/factor-routes.js';
 import { clientAddressOf } from './http/client-address.js';
 import { clientErrorHandler } from './http/client-errors.js';
 import { registerCors } from './http/cors.js';
@@ -123,8 +125,11 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   registerRateLimits(app, limits);
   registerGuard(app, services.authenticator, limits, clientAddress, { decisions: counts?.decisions ?? null, tracing: services.tracing });
   registerEmailVerification(app, config.accountEmail.verificationRequired);
+  services.mfa.stepUp.register(app);
 
   authRoutes(app, services.accounts, clientAddress);
+  mfaLoginRoutes(app, services.mfa, services.accounts, clientAddress);
+  factorRoutes(app, services.mfa.factors);
   sessionRoutes(app, services.accountSecurity);
   meRoutes(app);
   emailRoutes(app, services.email.flows);

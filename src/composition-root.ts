@@ -10,6 +10,7 @@ import { UserTokens } from './auth/jwt.js';
 import { Introspector } from './auth/introspection.js';
 import { AccountService } from './account/service.js';
 import { type EmailParts, emailParts } from './account/email-wiring.js';
+import { createMfa, type Mfa } from './account/mfa/wire.js';
 import { ChangeFeed } from './changes/feed.js';
 import { changeSource } from './changes/sources.js';
 import { ChangeStore } from './changes/store.js';
@@ -68,6 +69,7 @@ export interface Services {
   readonly database: Database;
   readonly users: UserService;
   readonly accounts: AccountService;
+  readonly mfa: Mfa; // second factors and the login's second step (docs/mfa.md)
   /** The signed-in user's password, sessions and account deletion. */
   readonly accountSecurity: AccountSecurity;
   readonly email: EmailParts; // verification, password reset, email change, notices, the worker's link minter (docs/email.md)
@@ -182,6 +184,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   });
   const events = new EventHub(feed, changeStore, config.events, propagation);
   const lifecycleStore = new TokenLifecycleStore(db);
+  const mfa = await createMfa({ db, config: config.mfa, users: userStore, audit, clock, hasher, sessions: sessionStore, userTokens, feed });
   const webhooks = createWebhooks(db, clock, { ...config.webhooks, maxEndpointsPerUser: config.caps.webhooksPerUser }, onError, sealer, { deliveries: counts?.deliveries ?? null, tracing });
   // Ended tokens stay listed as long as the audit log keeps the event that ended them.
   const history = { endedVisibleMs: config.auditRetentionMs };
@@ -198,6 +201,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
       oldAuditEvents(audit, config.auditRetentionMs),
       oldDeliveries(webhooks.store),
       ...(mail ? [oldMails(mail.queue), ...email.sweeps] : []),
+      ...mfa.sweeps,
     ],
     clock,
     MAINTENANCE_INTERVAL_MS,
@@ -208,11 +212,8 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   if (metrics) observeServices(metrics, { database, redis, hasher, keys, feed, events, mailPending: mail ? (cap) => mail.queue.pending(cap) : null });
 
   return {
-    config,
-    clock,
-    database,
-    users,
-    accounts: new AccountService({ users, userStore, sessions: sessionStore, hasher, userTokens, feed, clock, signupEnabled: config.signupEnabled, audit, signupMail: email.signupMail }),
+    config, clock, database, users, mfa,
+    accounts: new AccountService({ users, userStore, sessions: sessionStore, hasher, userTokens, feed, clock, signupEnabled: config.signupEnabled, audit, signupMail: email.signupMail, secondFactor: mfa.login }),
     email,
     accountSecurity: new AccountSecurity({ sessions: sessionStore, userStore, users, hasher, usage: sessionUsage, feed, clock, passwordChanged: email.passwordChanged }),
     tokens: new TokenService(tokenStore, usage, feed, clock, scopes, config.tokens, config.caps, history, counts?.tokens),
@@ -237,8 +238,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     redis,
     metrics,
     tracing,
-    mail: config.mail,
-    mailDelivery: mail?.delivery ?? null,
+    mail: config.mail, mailDelivery: mail?.delivery ?? null,
     mailOutbox: mail?.queue ?? new MailQueue(db),
     async close() {
       events.stop();

@@ -13,7 +13,9 @@ import { parseKeysUrl } from './lib/leak-keys-url.js';
 import { type MetricsConfig, metricsFrom } from './observability/metrics/config.js';
 import { mailFrom, type MailSettings } from './mail/config.js';
 import { type AccountEmailConfig, accountEmailFrom } from './account/email-config.js';
-import { bool, ConfigError, deepFreeze, type Env, int, oneOf, optionalInt, raw } from './lib/env-vars.js';
+import { type MfaConfig, mfaFrom } from './account/mfa/config.js';
+import { bool, ConfigError, type Env, int, oneOf, optionalInt, raw } from './lib/env-vars.js';
+import { deepFreeze } from './lib/freeze.js';
 
 export { ConfigError };
 
@@ -49,10 +51,7 @@ export interface Config {
   };
   readonly signupEnabled: boolean;
   readonly usageFlushMs: number;
-  /**
-   * The change log: how often each instance reads it for changes nobody announced (the bound on
-   * how long a lost announcement goes unnoticed), and how long entries are kept.
-   */
+  /** The change log: how often each instance reads it for changes nobody announced, and how long entries are kept. */
   readonly changes: { readonly pollMs: number; readonly retentionMs: number };
   readonly rateLimits: RateLimitConfig;
   /** Which proxies may set X-Forwarded-For (TRUST_PROXY). */
@@ -85,6 +84,7 @@ export interface Config {
   readonly metrics: MetricsConfig | null; // METRICS_ADDR, METRICS_TOKEN; null when metrics are off
   readonly mail: MailSettings | null; // SMTP_URL, MAIL_FROM, PUBLIC_URL (docs/email.md); null when mail is off
   readonly accountEmail: AccountEmailConfig; // EMAIL_VERIFICATION_REQUIRED, RESET_TOKEN_TTL_S, VERIFY_TOKEN_TTL_S
+  readonly mfa: MfaConfig; // second factors, passkeys, step-up (MFA_ENCRYPTION_KEY, WEBAUTHN_*, REAUTH_MAX_AGE_S, ...)
 }
 
 function parseQuota(env: Env, name: string, fallback: string): Quota | null {
@@ -243,6 +243,7 @@ export function loadConfig(env: Env): Config {
     metrics: metricsFrom(env),
     mail: mailFrom(env),
     accountEmail: accountEmailFrom(env, raw(env, 'SMTP_URL') !== undefined),
+    mfa: mfaFrom(env),
   };
   checkHopsOnWildcard(config.trustProxy, config.host, bool(env, HOPS_CONFIRMED, false));
   return deepFreeze(config);

@@ -38,6 +38,20 @@ export const PROBLEMS = {
     explanation:
       'Login failed. The response is the same whether the email is unknown or the password is wrong, so it cannot be used to discover accounts.',
   },
+  mfa_required: {
+    status: 401,
+    title: 'Second factor required',
+    detail: 'The password is right; finish the login with a second factor at POST /api/auth/mfa/verify.',
+    explanation:
+      'The account has a second factor (authenticator app, passkey or recovery codes). The answer carries an `mfa_token` (single-use, 5 minutes, 5 attempts) and the `methods` the user has: send it with a code to `POST /api/auth/mfa/verify`. The `mfa_token` is no bearer token: every other route refuses it (docs/mfa.md).',
+  },
+  insufficient_user_authentication: {
+    status: 401,
+    title: 'Recent authentication required',
+    detail: 'This action needs a recent authentication with your second factor: POST /api/auth/reauth, then retry with the new token.',
+    explanation:
+      'The action mints or widens credentials or weakens the account, so it needs a user token whose `auth_time` is within `REAUTH_MAX_AGE_S` and, for an account with a second factor, whose `amr` names one (`otp`, `hwk` or `swk`). The `WWW-Authenticate` header carries the RFC 9470 challenge with `max_age`. Get a fresh token for the same session from `POST /api/auth/reauth` and retry.',
+  },
   insufficient_scope: {
     status: 403,
     title: 'Insufficient scope',
@@ -145,6 +159,8 @@ export interface ProblemOptions {
   readonly detail?: string;
   readonly errors?: readonly FieldError[];
   readonly headers?: Readonly<Record<string, string>>;
+  /** Extension members of the body (RFC 9457 §3.2), such as `mfa_required`'s `mfa_token`. */
+  readonly extensions?: Readonly<Record<string, unknown>>;
 }
 
 /** A failure with a stable, client-visible code. */
@@ -154,6 +170,7 @@ export class ProblemError extends Error {
   readonly detail: string;
   readonly errors: readonly FieldError[] | undefined;
   readonly headers: Readonly<Record<string, string>>;
+  readonly extensions: Readonly<Record<string, unknown>> | undefined;
 
   constructor(
     readonly code: ProblemCode,
@@ -174,6 +191,7 @@ export class ProblemError extends Error {
     // refusal, HTTP that does not parse) names the request as a whole.
     this.errors = options.errors ?? (code === 'validation_failed' ? [{ field: 'request', message: 'is not valid' }] : undefined);
     this.headers = options.headers ?? {};
+    this.extensions = options.extensions;
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import { type ChangeTransaction, changeTransaction, recordChange } from '../changes/store.js';
-import type { PasswordResetRequestsTable, Tables } from '../db/tables.js';
+import type { PasswordResetRequestsTable } from '../db/mail-tables.js';
+import type { Tables } from '../db/tables.js';
 import type { StoredUser } from './user-store.js';
 
 type Executor = Kysely<Tables> | Transaction<Tables>;

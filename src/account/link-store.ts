@@ -1,5 +1,6 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
-import type { LinkTokensTable, Tables } from '../db/tables.js';
+import type { LinkTokensTable } from '../db/mail-tables.js';
+import type { Tables } from '../db/tables.js';
 
 type LinkPurpose = LinkTokensTable['purpose'];
 

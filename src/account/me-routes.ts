@@ -3,7 +3,7 @@ import type { Principal } from '../auth/principal.js';
 import { iso } from '../clock.js';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf, type RouteAuth } from '../api/route.js';
-import { Label, NullableTimestamp, UserSummary, Uuid } from '../api/schemas.js';
+import { Amr, AMR_DESCRIPTION, Label, NullableTimestamp, Timestamp, UserSummary, Uuid } from '../api/schemas.js';
 import { MAX_SCOPE_NAME_LENGTH, MAX_TOKEN_SCOPES, SCOPE_NAME } from '../tokens/scopes.js';
 
 const MeResponse = Type.Object(
@@ -24,6 +24,8 @@ const MeResponse = Type.Object(
           description: '`["*"]` for a user token; the scopes chosen for an API or app token, built-in and platform ones (GET /api/scopes).',
         }),
         expires_at: NullableTimestamp,
+        amr: Type.Optional({ ...Amr, description: `User tokens only. ${AMR_DESCRIPTION}` }),
+        auth_time: Type.Optional({ ...Timestamp, description: 'User tokens only: the last password, second-factor or step-up authentication.' }),
       },
       { additionalProperties: false },
     ),
@@ -43,7 +45,13 @@ function meBody(p: Principal): Static<typeof MeResponse> {
     // An app token may ship inside a published game: it must not reveal its owner's email.
     ...(p.type === 'app_token' ? {} : { email: p.user.email }),
     ...(p.type === 'user' ? { email_verified: p.user.emailVerified } : {}),
-    auth: { type: p.type, token_id: p.credentialId, scopes: [...p.scopes], expires_at: p.expiresAt === null ? null : iso(p.expiresAt) },
+    auth: {
+      type: p.type,
+      token_id: p.credentialId,
+      scopes: [...p.scopes],
+      expires_at: p.expiresAt === null ? null : iso(p.expiresAt),
+      ...(p.auth ? { amr: [...p.auth.amr], auth_time: iso(p.auth.authTime) } : {}),
+    },
     ...(p.app ? { app: { id: p.app.id, name: p.app.name } } : {}),
   };
 }

@@ -29,7 +29,8 @@ const SignupBody = Type.Object(
 
 const LoginBody = Type.Object({ email: Email, password: Password }, { additionalProperties: false });
 
-const SessionResponse = Type.Object(
+/** The login body (contract §5), also the second step's (src/account/mfa/login-routes.ts). */
+export const SessionResponse = Type.Object(
   {
     token: Type.String({
       pattern: COMPACT_JWS.source,
@@ -42,7 +43,7 @@ const SessionResponse = Type.Object(
   { additionalProperties: false },
 );
 
-const toResponse = (grant: SessionGrant) => ({
+export const toResponse = (grant: SessionGrant) => ({
   token: grant.token,
   user: { id: grant.user.id, username: grant.user.username, email: grant.user.email },
 });
@@ -76,12 +77,13 @@ export function authRoutes(app: Http, accounts: AccountService, clientAddress: (
       operationId: 'logIn',
       tags: ['auth'],
       summary: 'Log in with email and password',
-      description: 'Any failure is 401 `invalid_credentials` with the same body, whether or not the account exists.',
+      description:
+        'Any failure is 401 `invalid_credentials` with the same body, whether or not the account exists. For an account with a second factor, the right password is answered 401 `mfa_required` with an `mfa_token` for POST /api/auth/mfa/verify (docs/mfa.md).',
       auth: 'public',
       rateLimit: 'login',
       body: LoginBody,
       success: { 200: { description: 'Logged in: a user token and the account.', schema: SessionResponse } },
-      problems: ['invalid_credentials'],
+      problems: ['invalid_credentials', 'mfa_required'],
     }),
     handler: async (request) => toResponse(await accounts.login(request.body.email, request.body.password, contextOf(request), clientOf(request))),
   });

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { contextOf } from '../api/context.js';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf, USER_TOKEN_ONLY } from '../api/route.js';
-import { IdParams, listPage, NullableTimestamp, PageQuery, Timestamp, Uuid } from '../api/schemas.js';
+import { Amr, IdParams, listPage, NullableTimestamp, PageQuery, Timestamp, Uuid } from '../api/schemas.js';
 import { parsePage } from '../lib/pages.js';
 import { MAX_USER_AGENT } from '../lib/user-agent.js';
 import type { AccountSecurity, SessionView } from './security-service.js';
@@ -38,6 +38,8 @@ const SessionItem = Type.Object(
     user_agent: Type.Union([Type.String({ maxLength: MAX_USER_AGENT, examples: ['Mozilla/5.0 (X11; Linux x86_64)'] }), Type.Null()], {
       description: 'The User-Agent at login, without control characters, cut to 256 characters.',
     }),
+    amr: Amr,
+    auth_time: Type.String({ ...Timestamp, description: 'The last password, second-factor or step-up authentication of the session.' }),
     current: Type.Boolean({ description: 'True for the session of the user token that asked.' }),
   },
   { additionalProperties: false },
@@ -51,6 +53,8 @@ const toItem = (s: SessionView) => ({
   last_used_at: s.lastUsedAt,
   ip: s.clientAddress,
   user_agent: s.userAgent,
+  amr: [...s.amr],
+  auth_time: s.authTime,
   current: s.current,
 });
 

@@ -1,3 +1,4 @@
+import type { AuthMethod } from '../lib/amr.js';
 import { type AuditEvent, auditEvent, type RequestContext } from '../audit/events.js';
 import type { Principal } from '../auth/principal.js';
 import type { ChangeFeed } from '../changes/feed.js';
@@ -20,6 +21,9 @@ export interface SessionView {
   readonly lastUsedAt: string | null;
   readonly clientAddress: string | null;
   readonly userAgent: string | null;
+  /** RFC 8176 methods and time of the session's last authentication (contract §12.4). */
+  readonly amr: readonly AuthMethod[];
+  readonly authTime: string;
   /** The session of the user token that asked. */
   readonly current: boolean;
 }
@@ -40,7 +44,7 @@ export interface AccountSecurityDeps {
  * One `session.revoked` per session ended, each in its owner's log with why: `ended` (that
  * session alone), `others_ended` (every session but the caller's), `password_changed`.
  */
-const sessionsEnded = (userId: string, ended: readonly string[], reason: string, context: RequestContext, now: number): AuditEvent[] =>
+export const sessionsEnded = (userId: string, ended: readonly string[], reason: string, context: RequestContext, now: number): AuditEvent[] =>
   ended.map((id) => auditEvent({ type: 'session.revoked', userId, subject: { type: 'session', id }, details: { reason } }, context, now));
 
 /** The latest of two ISO 8601 UTC times (they compare as strings), either possibly absent. */
@@ -88,6 +92,8 @@ export class AccountSecurity {
       lastUsedAt: latest(s.lastUsedAt, this.deps.usage.pendingUse(s.id)),
       clientAddress: s.clientAddress,
       userAgent: s.userAgent,
+      amr: s.amr,
+      authTime: s.authTime,
       current: s.id === principal.credentialId,
     }));
     return { items: views, nextCursor };

@@ -13,6 +13,7 @@ import { MAX_PASSWORD_BYTES, normalizePassword } from './password-policy.js';
 import { isAccountEmail, type NewUserInput, normalizeEmail, type UserService } from './user-service.js';
 import type { User, UserStore } from './user-store.js';
 import type { UserTokens } from '../auth/jwt.js';
+import type { AuthMethod } from '../lib/amr.js';
 import type { Principal } from '../auth/principal.js';
 
 /** What signup and login return: a user token and who it is for. */
@@ -30,6 +31,11 @@ export interface ClientInfo {
 
 const invalidCredentials = () => new ProblemError('invalid_credentials');
 
+/** The second step of a login (contract §12.4): throws `mfa_required` for a user who has a second factor. */
+export interface SecondFactorGate {
+  begin(user: User, context: RequestContext): Promise<void>;
+}
+
 /** Signup, login and logout: the life of a user session. */
 export class AccountService {
   constructor(
@@ -45,6 +51,7 @@ export class AccountService {
       readonly audit: AuditStore;
       /** Queues the verification mail in the signup's transaction; absent while mail is off. */
       readonly signupMail?: ((trx: Transaction<Tables>, user: User) => Promise<void>) | null;
+      readonly secondFactor?: SecondFactorGate;
     },
   ) {}
 
@@ -76,7 +83,13 @@ export class AccountService {
       const upgraded = await this.deps.hasher.hash(normalized);
       if (await this.deps.userStore.upgradePasswordHash(user.id, upgraded, verified)) verified = upgraded;
     }
-    return this.startSession(user, client, { hash: verified, context });
+    await this.deps.secondFactor?.begin(user, context);
+    return this.startSession(user, client, { hash: verified, context, amr: ['pwd'] });
+  }
+
+  /** Opens the session of a login whose second factor was just verified (contract §12.4). */
+  completeLogin(user: User, client: ClientInfo, amr: readonly AuthMethod[], context: RequestContext): Promise<SessionGrant> {
+    return this.startSession(user, client, { context, amr });
   }
 
   /** Ends the session behind a user token; the same token is rejected from the next request on. */
@@ -105,17 +118,22 @@ export class AccountService {
    * with the old password, fails like any wrong password. A login's `context` records it
    * (`login.succeeded`, in the same transaction as the session).
    */
-  private async startSession(user: User, client: ClientInfo, login?: { hash: string; context: RequestContext }): Promise<SessionGrant> {
+  private async startSession(user: User, client: ClientInfo, login?: { hash?: string; context: RequestContext; amr: readonly AuthMethod[] }): Promise<SessionGrant> {
     const now = this.deps.clock.now();
     const sessionId = randomUUID();
-    const { token, expiresAt } = await this.deps.userTokens.issue(user.id, sessionId, now);
+    const amr = login?.amr ?? ['pwd'];
+    const { token, expiresAt } = await this.deps.userTokens.issue(user.id, sessionId, now, { amr, authTime: now });
     const userAgent = cleanUserAgent(client.userAgent);
-    const session = { id: sessionId, userId: user.id, createdAt: iso(now), expiresAt: iso(expiresAt), clientAddress: client.address || null, userAgent };
+    const auth = { amr, authTime: iso(now) };
+    const session = { id: sessionId, userId: user.id, createdAt: iso(now), expiresAt: iso(expiresAt), clientAddress: client.address || null, userAgent, auth };
     if (login === undefined) {
       await this.deps.sessions.insert(session);
     } else {
-      const event = auditEvent({ type: 'login.succeeded', userId: user.id, actor: { type: 'user', id: user.id }, subject: { type: 'session', id: sessionId } }, login.context, now);
-      if (!(await this.deps.sessions.insertForPassword(session, login.hash, event))) throw await this.failed(user, login.context);
+      const draft = { type: 'login.succeeded' as const, userId: user.id, actor: { type: 'user' as const, id: user.id }, subject: { type: 'session' as const, id: sessionId } };
+      const event = auditEvent({ ...draft, details: { amr: [...amr] } }, login.context, now);
+      // A second step has no password in hand: the first step checked it, minutes ago at most.
+      if (login.hash === undefined) await this.deps.sessions.insert(session, event);
+      else if (!(await this.deps.sessions.insertForPassword(session, login.hash, event))) throw await this.failed(user, login.context);
     }
     return { token, user: { id: user.id, email: user.email, username: user.username, createdAt: user.createdAt } };
   }

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { AuditEvent } from '../audit/events.js';
+import { type AuthMethod, parseAmr } from '../lib/amr.js';
 import { recordAudit } from '../audit/store.js';
 import { type ChangeTransaction, changeTransaction, recordChange } from '../changes/store.js';
 import { isPostgres } from '../db/dialect.js';
@@ -24,10 +25,20 @@ export interface SessionDetails extends Session {
   readonly clientAddress: string | null;
   readonly userAgent: string | null;
   readonly lastUsedAt: string | null;
+  /** RFC 8176 methods of the session's newest token (contract §12.4). */
+  readonly amr: readonly AuthMethod[];
+  /** The last primary or step-up authentication. */
+  readonly authTime: string;
+}
+
+/** How a session's user authenticated: a password login at its creation when not given. */
+export interface SessionAuthentication {
+  readonly amr: readonly AuthMethod[];
+  readonly authTime: string;
 }
 
 /** A session to insert; where it was opened is unknown for sessions made outside a request. */
-export type NewSession = Omit<Session, 'revokedAt'> & { readonly clientAddress?: string | null; readonly userAgent?: string | null };
+export type NewSession = Omit<Session, 'revokedAt'> & { readonly clientAddress?: string | null; readonly userAgent?: string | null; readonly auth?: SessionAuthentication };
 
 const toSession = (row: SessionsTable): SessionDetails => ({
   id: row.id,
@@ -38,6 +49,8 @@ const toSession = (row: SessionsTable): SessionDetails => ({
   clientAddress: row.client_address,
   userAgent: row.user_agent,
   lastUsedAt: row.last_used_at,
+  amr: parseAmr(row.amr),
+  authTime: row.auth_time ?? row.created_at,
 });
 
 const toRow = (session: NewSession) => ({
@@ -47,6 +60,8 @@ const toRow = (session: NewSession) => ({
   expires_at: session.expiresAt,
   client_address: session.clientAddress ?? null,
   user_agent: session.userAgent ?? null,
+  amr: (session.auth?.amr ?? ['pwd']).join(' '),
+  auth_time: session.auth?.authTime ?? session.createdAt,
 });
 
 /** Revokes the given active sessions of a user in `trx`, each with its change; returns the ids revoked. */
@@ -109,7 +124,7 @@ export class SessionStore {
       }
       const result = await trx
         .insertInto('sessions')
-        .columns(['id', 'user_id', 'created_at', 'expires_at', 'client_address', 'user_agent'])
+        .columns(['id', 'user_id', 'created_at', 'expires_at', 'client_address', 'user_agent', 'amr', 'auth_time'])
         .expression((eb) =>
           eb
             .selectFrom('users')
@@ -120,6 +135,8 @@ export class SessionStore {
               eb.val(row.expires_at).as('expires_at'),
               eb.cast<string | null>(eb.val(row.client_address), 'text').as('client_address'),
               eb.cast<string | null>(eb.val(row.user_agent), 'text').as('user_agent'),
+              eb.val(row.amr).as('amr'),
+              eb.val(row.auth_time).as('auth_time'),
             ])
             .where('users.id', '=', row.user_id)
             .where('users.password_hash', '=', passwordHash),
@@ -196,6 +213,16 @@ export class SessionStore {
       if (error === SESSION_ENDED) return null;
       throw error;
     }
+  }
+
+  /** Records a step-up (contract §12.5) on an active session, with its audit event; false when the session ended. */
+  async reauthenticate(id: string, auth: SessionAuthentication, event: AuditEvent): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx.updateTable('sessions').set({ amr: auth.amr.join(' '), auth_time: auth.authTime }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+      if (result.numUpdatedRows === 0n) return false;
+      await recordAudit(trx, event);
+      return true;
+    });
   }
 
   /** Records when sessions were last used; never moves a time backwards. */

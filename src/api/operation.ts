@@ -3,6 +3,7 @@ import type { ProblemCode } from '../errors.js';
 import { responsesOf, type Successes } from './responses.js';
 import type { RouteAuth, RouteRateLimit } from './route.js';
 import { securityOf, type SecurityRequirement } from './security.js';
+import { STEP_UP_OPERATIONS } from './step-up-operations.js';
 
 /** The document's tags, in the order the docs page shows them. */
 export const TAGS = {
@@ -103,6 +104,7 @@ function problemsOf(spec: OperationSpec): Set<ProblemCode> {
   if (spec.params) problems.add('not_found');
   if (spec.auth !== 'public' || spec.rateLimit !== 'none') problems.add('rate_limited');
   if (spec.mintsToken) problems.add('email_unverified');
+  if (STEP_UP_OPERATIONS.has(spec.operationId)) problems.add('insufficient_user_authentication');
   problems.add('internal');
   return problems;
 }

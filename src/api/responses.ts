@@ -54,8 +54,8 @@ const WWW_AUTHENTICATE = {
   'WWW-Authenticate': {
     type: 'string',
     maxLength: 256,
-    pattern: '^Bearer realm="rz"(, error="[a-z_]+")?(, scope="[^"]*")?$',
-    description: 'RFC 6750 challenge: `error` says what was wrong with the token (`invalid_request` for more than one Authorization header); `scope` the scope needed, `*` for a user token.',
+    pattern: '^Bearer realm="rz"(, error="[a-z_]+")?(, scope="[^"]*")?(, max_age="[0-9]+")?$',
+    description: 'RFC 6750 challenge: `error` says what was wrong with the token (`invalid_request` for more than one Authorization header); `scope` the scope needed, `*` for a user token; `max_age` (RFC 9470, with `insufficient_user_authentication`) the seconds within which the user must have authenticated.',
     examples: ['Bearer realm="rz", error="insufficient_scope", scope="apps:write"'],
   },
 } as const;

@@ -37,8 +37,9 @@ export const USER_TOKEN_ONLY: RouteAuth = Object.freeze({});
  * and per the user's email, exactly as if each request were a login. A password reset request
  * (`password-reset`) is limited per client address and per submitted email, like a login; asking
  * for a new verification mail (`verify-email`) per user.
+ * `second-factor`: the second step of a login, counted against the login limit per client address.
  */
-export type RouteRateLimit = 'address' | 'login' | 'signup' | 'password' | 'leak-report' | 'password-reset' | 'verify-email';
+export type RouteRateLimit = 'address' | 'login' | 'signup' | 'password' | 'leak-report' | 'password-reset' | 'verify-email' | 'second-factor';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

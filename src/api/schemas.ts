@@ -1,3 +1,4 @@
+import { AUTH_METHODS } from '../lib/amr.js';
 import { type TArray, type TNull, type TObject, type TSchema, type TString, type TUnion, Type } from 'typebox';
 import { PROBLEM_LIMITS, PROBLEMS, type ProblemCode } from '../errors.js';
 import { DEFAULT_PAGE, MAX_CURSOR_LENGTH, MAX_PAGE } from '../lib/pages.js';
@@ -55,6 +56,13 @@ export const Problem = Type.Object(
     errors: Type.Optional(
       Type.Array(FieldErrorSchema, { maxItems: PROBLEM_LIMITS.errors, description: 'Each bad field (validation_failed only), at most the first 20.' }),
     ),
+    mfa_token: Type.Optional(
+      Type.String({ minLength: 43, maxLength: 43, pattern: '^[A-Za-z0-9_-]+$', description: '`mfa_required` only: send it to POST /api/auth/mfa/verify. Single-use, no bearer token.' }),
+    ),
+    methods: Type.Optional(
+      Type.Array(Type.Enum(['totp', 'webauthn', 'recovery_code']), { uniqueItems: true, maxItems: 3, description: '`mfa_required` only: the second factors the user has.' }),
+    ),
+    expires_in: Type.Optional(Type.Integer({ minimum: 0, maximum: 300, description: '`mfa_required` only: seconds the `mfa_token` lives.' })),
   },
   {
     $id: 'Problem',
@@ -65,6 +73,11 @@ export const Problem = Type.Object(
 );
 
 export const ProblemRef = Type.Ref('Problem');
+
+/** RFC 8176 authentication methods of a user token (contract §12.4). */
+export const AMR_DESCRIPTION =
+  'RFC 8176: `pwd` password, `otp` authenticator app or recovery code, `hwk`/`swk` security key or synced passkey, `user` verified by the authenticator, `mfa` two factors.';
+export const Amr = Type.Array(Type.Enum(AUTH_METHODS), { uniqueItems: true, maxItems: AUTH_METHODS.length, description: AMR_DESCRIPTION, examples: [['pwd', 'otp', 'mfa']] });
 
 /**
  * Formats the document uses that ajv-formats does not know, for every ajv the schemas meet (the

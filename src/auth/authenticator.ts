@@ -216,6 +216,7 @@ export class Authenticator {
         expiresAt: claims.validUntil,
         app: null,
         allowedCidrs: null,
+        auth: { amr: claims.amr, authTime: claims.authTime * 1000 },
       },
     };
     if (generation === this.generation) this.jwts.set(jwtKey(token), entry);

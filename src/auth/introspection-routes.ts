@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { operation } from '../api/operation.js';
 import { type Http, serviceOf } from '../api/route.js';
 import type { IntrospectionMetrics } from '../observability/metrics/auth.js';
-import { AllowedCidrs, UserSummary, Uuid } from '../api/schemas.js';
+import { AllowedCidrs, Amr, AMR_DESCRIPTION, UserSummary, Uuid } from '../api/schemas.js';
 import type { Introspector } from './introspection.js';
 
 /** As much as a body holds: a string of any length is a token to answer, `{"active":false}` if malformed. */
@@ -35,6 +35,8 @@ const IntrospectionResponse = Type.Object(
     exp: Type.Optional(Epoch('When the token expires, in seconds since the epoch; absent when it never does.')),
     iss: Type.Optional(Type.String({ maxLength: 256, examples: ['rz-auth'] })),
     client_id: Type.Optional(Type.String({ ...Uuid, description: 'The app id, for app tokens only.' })),
+    amr: Type.Optional({ ...Amr, description: `User tokens only. ${AMR_DESCRIPTION}` }),
+    auth_time: Type.Optional(Epoch('User tokens only: the last password, second-factor or step-up authentication, in seconds since the epoch.')),
     allowed_cidrs: Type.Optional({
       ...AllowedCidrs,
       description:

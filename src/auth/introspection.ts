@@ -1,4 +1,5 @@
 import { MAX_TOKEN_LENGTH, ProblemError } from '../errors.js';
+import type { AuthMethod } from '../lib/amr.js';
 import type { Authenticator } from './authenticator.js';
 import type { Caller, CredentialType } from './principal.js';
 
@@ -20,6 +21,9 @@ export interface ActiveToken {
   readonly iss: string;
   /** The app id, for app tokens only. */
   readonly client_id?: string;
+  /** User tokens only (contract §12.4): RFC 8176 methods and the last authentication, epoch seconds. */
+  readonly amr?: AuthMethod[];
+  readonly auth_time?: number;
   /**
    * An extension member (RFC 7662 §2.2): the networks the token may be used from, present only
    * for a token with an allow-list. Introspection cannot apply it, since it does not know the
@@ -70,6 +74,7 @@ export class Introspector {
       ...(caller.expiresAt === null ? {} : { exp: Math.floor(caller.expiresAt / 1000) }),
       iss: this.issuer,
       ...(caller.app ? { client_id: caller.app.id } : {}),
+      ...(caller.auth ? { amr: [...caller.auth.amr], auth_time: Math.floor(caller.auth.authTime / 1000) } : {}),
       ...(caller.allowedCidrs === null ? {} : { allowed_cidrs: [...caller.allowedCidrs] }),
     };
   }

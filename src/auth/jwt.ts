@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { jwtVerify, SignJWT } from 'jose';
 import type { KeyRing } from '../keys/service.js';
 import { JWT_ALG } from '../keys/service.js';
+import { type Authentication, type AuthMethod, isAuthMethods } from '../lib/amr.js';
 
 /** The claims rz-auth puts in a user token: identifiers only, never personal data. */
 export interface UserClaims {
@@ -11,6 +12,10 @@ export interface UserClaims {
   readonly iat: number;
   readonly exp: number;
   readonly kid: string;
+  /** RFC 8176 methods of the authentication behind the token (contract §12.4). */
+  readonly amr: readonly AuthMethod[];
+  /** Seconds since the epoch: the last primary or step-up authentication. */
+  readonly authTime: number;
   /**
    * Milliseconds since the epoch: the earlier of `exp` and the end of the signing key's window,
    * which is how long a cached verification may be trusted.
@@ -62,11 +67,14 @@ export class UserTokens {
     private readonly settings: JwtSettings,
   ) {}
 
-  async issue(userId: string, sessionId: string, nowMs: number): Promise<{ token: string; expiresAt: number }> {
+  /** `auth`: how the user authenticated; a password login at `nowMs` when not given. */
+  async issue(userId: string, sessionId: string, nowMs: number, auth?: Authentication): Promise<{ token: string; expiresAt: number }> {
     const iat = Math.floor(nowMs / 1000);
     const exp = iat + this.settings.ttlSeconds;
     const { kid, key } = this.keys.signingKey();
-    const token = await new SignJWT({ sid: sessionId })
+    const amr = auth?.amr ?? ['pwd'];
+    const authTime = auth === undefined ? iat : Math.floor(auth.authTime / 1000);
+    const token = await new SignJWT({ sid: sessionId, amr: [...amr], auth_time: authTime })
       .setProtectedHeader({ alg: JWT_ALG, typ: 'JWT', kid })
       .setIssuer(this.settings.issuer)
       .setAudience(this.settings.audience)
@@ -104,14 +112,18 @@ export class UserTokens {
           currentDate: new Date(nowMs),
         },
       );
-      const { sub, sid, jti, iat, exp } = payload;
+      const { sub, sid, jti, iat, exp, amr, auth_time: authTime } = payload;
       if (typeof sub !== 'string' || !UUID.test(sub) || typeof sid !== 'string' || !UUID.test(sid)) return null;
       if (typeof jti !== 'string' || typeof iat !== 'number' || typeof exp !== 'number' || !Number.isSafeInteger(iat) || !Number.isSafeInteger(exp)) return null;
       // A token issued in the future was not issued by us (allow a little clock skew between instances).
       if (iat < 0 || iat * 1000 > nowMs + 60_000) return null;
       // Nor one living longer than JWT_TTL_SECONDS can be set to: its expiry is a date we can write.
       if (exp <= iat || exp - iat > MAX_TTL_SECONDS) return null;
-      return { sub, sid, jti, iat, exp, kid: protectedHeader.kid as string, validUntil: Math.min(exp * 1000, keyUntil) };
+      // Tokens issued before second factors carry neither: a password login when they were issued.
+      if (amr !== undefined && !isAuthMethods(amr)) return null;
+      if (authTime !== undefined && (typeof authTime !== 'number' || !Number.isSafeInteger(authTime) || authTime < 0 || authTime > iat)) return null;
+      const auth = { amr: amr ?? (['pwd'] as AuthMethod[]), authTime: authTime ?? iat };
+      return { sub, sid, jti, iat, exp, kid: protectedHeader.kid as string, validUntil: Math.min(exp * 1000, keyUntil), ...auth };
     } catch {
       return null;
     }

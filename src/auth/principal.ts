@@ -1,3 +1,5 @@
+import type { Authentication } from '../lib/amr.js';
+
 /** The three credential types and how `GET /api/me` names them. */
 export type CredentialType = 'user' | 'api_token' | 'app_token';
 
@@ -17,6 +19,8 @@ export interface Principal {
   readonly app: { readonly id: string; readonly name: string } | null;
   /** The networks an API or app token may be used from; null for anywhere (always for a user token). */
   readonly allowedCidrs: readonly string[] | null;
+  /** A user token's `amr` and `auth_time` (contract §12.4); absent for API and app tokens. */
+  readonly auth?: Authentication;
 }
 
 /** A platform service, by its credential (`rzs_`): it may only introspect tokens and read the event stream. */

@@ -25,10 +25,20 @@ export const COPY_ORDER: ReadonlyArray<readonly [keyof Tables, readonly string[]
   ['webhook_endpoints', ['id']],
   ['webhook_deliveries', ['id']],
   ['webhook_attempts', ['delivery_id', 'attempt']],
+  ['mfa_factors', ['id']],
+  ['mfa_recovery_codes', ['user_id', 'digest']],
+  ['mfa_users', ['user_id']],
+  ['webauthn_challenges', ['id']],
+  ['mfa_pending_logins', ['digest']],
+  ['mfa_lockouts', ['user_id']],
+  ['mail_outbox', ['seq']],
+  ['link_tokens', ['digest']],
+  ['email_change_requests', ['mail_id']],
+  ['password_reset_requests', ['seq']],
 ];
 
 /** Columns PostgreSQL generates (GENERATED ALWAYS AS IDENTITY): copied as they are, then the sequence moved past them. */
-const IDENTITY: Partial<Record<keyof Tables, string>> = { changes: 'id', audit_events: 'seq' };
+const IDENTITY: Partial<Record<keyof Tables, string>> = { changes: 'id', audit_events: 'seq', mail_outbox: 'seq', password_reset_requests: 'seq' };
 
 const PAGE = 1000;
 

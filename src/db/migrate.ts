@@ -15,6 +15,8 @@ import * as m0012 from './migrations/0012_webhook_breaker.js';
 import * as m0013 from './migrations/0013_change_commit_times.js';
 import * as m0014 from './migrations/0014_mail_outbox.js';
 import * as m0015 from './migrations/0015_email_links.js';
+import * as m0016 from './migrations/0016_second_factors.js';
+import * as m0017 from './migrations/0017_session_authentication.js';
 
 /** Migrations are imported statically so the build output needs no directory scanning. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -33,6 +35,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '0013_change_commit_times': m0013,
   '0014_mail_outbox': m0014,
   '0015_email_links': m0015,
+  '0016_second_factors': m0016,
+  '0017_session_authentication': m0017,
 };
 
 /**

@@ -1,4 +1,6 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { EmailChangeRequestsTable, LinkTokensTable, MailOutboxTable, PasswordResetRequestsTable } from './mail-tables.js';
+import type { MfaFactorsTable, MfaLockoutsTable, MfaPendingLoginsTable, MfaRecoveryCodesTable, MfaUsersTable, WebAuthnChallengesTable } from './mfa-tables.js';
 
 /*
  * Row types: only store files see these. Timestamps are ISO 8601 UTC strings in every dialect so
@@ -29,6 +31,10 @@ export interface SessionsTable {
   user_agent: string | null;
   /** Coalesced: written at most once per flush interval per instance, not per request. */
   last_used_at: string | null;
+  /** RFC 8176 methods of the session's newest token, space-separated; null: a password login from before the column. */
+  amr: string | null;
+  /** The last primary or step-up authentication (contract §12.4); null: the session's creation. */
+  auth_time: string | null;
 }
 
 export interface AppsTable {
@@ -176,60 +182,6 @@ export interface WebhookAttemptsTable {
   duration_ms: number;
 }
 
-/** One mail to send (docs/email.md); its id is the Message-ID's local part, the same on every attempt. */
-export interface MailOutboxTable {
-  /** The outbox order: a user's mails go out in it. */
-  seq: Generated<number>;
-  id: string;
-  /** Whose mail it is; null for a mail of nobody's account. */
-  user_id: string | null;
-  /** The stored, validated address: the envelope recipient and the only header with user input. */
-  recipient: string;
-  template: string;
-  /** JSON object of the strings the template interpolates; never a secret. */
-  data: string;
-  /** The purpose of the link the worker mints as it sends; null for a notice. */
-  link_purpose: string | null;
-  status: 'pending' | 'sent' | 'failed' | 'superseded';
-  attempts: Generated<number>;
-  /** When the next attempt is due; null once finished. */
-  next_attempt_at: string | null;
-  lease_until: string | null;
-  lease_token: string | null;
-  last_error: string | null;
-  created_at: string;
-  sent_at: string | null;
-  /** When it was sent, given up or superseded: the pruning sweep's clock. */
-  finished_at: string | null;
-}
-
-/**
- * A mail's link token as its SHA-256 digest only (docs/email.md), bound to the mail that carried it
- * and the address it went to (the new one for a change); expiry counts from the mail's creation.
- */
-export interface LinkTokensTable {
-  digest: string;
-  user_id: string;
-  purpose: 'verify_email' | 'reset_password' | 'change_email';
-  mail_id: string;
-  email: string;
-  created_at: string;
-  expires_at: string;
-}
-
-/** Which session asked for an email change: the confirmation ends every other. */
-export type EmailChangeRequestsTable = { mail_id: string; user_id: string; session_id: string; created_at: string };
-
-/** A password reset request as received (email normalized), answered with a mail off the request path. */
-export interface PasswordResetRequestsTable {
-  seq: Generated<number>;
-  email: string;
-  address: string | null;
-  user_agent: string | null;
-  request_id: string | null;
-  created_at: string;
-}
-
 export interface Tables {
   users: UsersTable;
   sessions: SessionsTable;
@@ -247,4 +199,10 @@ export interface Tables {
   link_tokens: LinkTokensTable;
   email_change_requests: EmailChangeRequestsTable;
   password_reset_requests: PasswordResetRequestsTable;
+  mfa_factors: MfaFactorsTable;
+  mfa_recovery_codes: MfaRecoveryCodesTable;
+  mfa_users: MfaUsersTable;
+  webauthn_challenges: WebAuthnChallengesTable;
+  mfa_pending_logins: MfaPendingLoginsTable;
+  mfa_lockouts: MfaLockoutsTable;
 }

@@ -146,6 +146,7 @@ export function problemBody(problem: ProblemError, requestId: string): Record<st
     detail: clip(problem.detail, PROBLEM_LIMITS.detail),
     request_id: requestId,
     ...(problem.errors ? { errors: problem.errors.slice(0, PROBLEM_LIMITS.errors).map(clipError) } : {}),
+    ...problem.extensions,
   };
 }
 

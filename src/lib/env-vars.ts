@@ -42,10 +42,3 @@ export function oneOf<T extends string>(env: Env, name: string, allowed: readonl
   return found;
 }
 
-/** `value` and every object in it frozen: the configuration cannot change once parsed. */
-export function deepFreeze<T extends object>(value: T): T {
-  for (const child of Object.values(value)) {
-    if (child !== null && typeof child === 'object') deepFreeze(child as object);
-  }
-  return Object.freeze(value);
-}

@@ -36,17 +36,23 @@ export function parseSealingKey(value: string, name: string): KeyObject {
   return createSecretKey(bytes);
 }
 
-/** KEY_ENCRYPTION_KEY and, during a rotation, KEY_ENCRYPTION_KEY_OLD. */
-export function sealingKeysFrom(env: Env): SealingKeys {
-  const current = raw(env, 'KEY_ENCRYPTION_KEY');
-  const old = raw(env, 'KEY_ENCRYPTION_KEY_OLD');
+/**
+ * `name` (KEY_ENCRYPTION_KEY by default, MFA_ENCRYPTION_KEY for second factors) and, during a
+ * rotation, `<name>_OLD`.
+ */
+export function sealingKeysFrom(env: Env, name = 'KEY_ENCRYPTION_KEY'): SealingKeys {
+  const current = raw(env, name);
+  const old = raw(env, `${name}_OLD`);
   // Without a current key nothing would be sealed again: the old key would stay in use for ever.
-  if (old !== undefined && current === undefined) throw new ConfigError('KEY_ENCRYPTION_KEY_OLD is set without KEY_ENCRYPTION_KEY, the key that replaces it');
+  if (old !== undefined && current === undefined) throw new ConfigError(`${name}_OLD is set without ${name}, the key that replaces it`);
   return {
-    current: current === undefined ? null : parseSealingKey(current, 'KEY_ENCRYPTION_KEY'),
-    old: old === undefined ? null : parseSealingKey(old, 'KEY_ENCRYPTION_KEY_OLD'),
+    current: current === undefined ? null : parseSealingKey(current, name),
+    old: old === undefined ? null : parseSealingKey(old, `${name}_OLD`),
   };
 }
+
+/** True for a stored value that is sealed (under whichever key), false for a plain one. */
+export const isSealed = (stored: string): boolean => stored.startsWith(PREFIX);
 
 const keyId = (key: KeyObject): string => createHash('sha256').update('rz-auth sealing key id\0').update(key.export()).digest('base64url').slice(0, 12);
 
@@ -55,7 +61,11 @@ export class Sealer {
   private readonly current: { id: string; key: KeyObject } | null;
   private readonly byId = new Map<string, KeyObject>();
 
-  constructor(keys: SealingKeys) {
+  /** `variable` names the keys in errors: KEY_ENCRYPTION_KEY, or MFA_ENCRYPTION_KEY for second factors. */
+  constructor(
+    keys: SealingKeys,
+    private readonly variable = 'KEY_ENCRYPTION_KEY',
+  ) {
     this.current = keys.current ? { id: keyId(keys.current), key: keys.current } : null;
     for (const key of [keys.old, keys.current]) if (key) this.byId.set(keyId(key), key);
   }
@@ -75,17 +85,17 @@ export class Sealer {
    * @throws UnsealError when no configured key opens it.
    */
   open(stored: string, context: string, what: string): string {
-    if (!stored.startsWith(PREFIX)) return stored;
+    if (!isSealed(stored)) return stored;
     const [id = '', nonce = '', body = ''] = stored.slice(PREFIX.length).split(':');
     const key = this.byId.get(id);
-    if (!key) throw new UnsealError(`${what} is encrypted under a key that neither KEY_ENCRYPTION_KEY nor KEY_ENCRYPTION_KEY_OLD holds`);
+    if (!key) throw new UnsealError(`${what} is encrypted under a key that neither ${this.variable} nor ${this.variable}_OLD holds`);
     const bytes = Buffer.from(body, 'base64url');
     try {
       const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(nonce, 'base64url'), { authTagLength: TAG_BYTES }).setAAD(Buffer.from(context));
       decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
       return Buffer.concat([decipher.update(bytes.subarray(0, bytes.length - TAG_BYTES)), decipher.final()]).toString('utf8');
     } catch {
-      throw new UnsealError(`${what} does not decrypt with the KEY_ENCRYPTION_KEY its key id names: the value was altered or moved`);
+      throw new UnsealError(`${what} does not decrypt with the ${this.variable} its key id names: the value was altered or moved`);
     }
   }
 

@@ -1,7 +1,8 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { AuditEvent } from '../audit/events.js';
 import { recordAudit } from '../audit/store.js';
-import type { MailOutboxTable, Tables } from '../db/tables.js';
+import type { MailOutboxTable } from '../db/mail-tables.js';
+import type { Tables } from '../db/tables.js';
 import type { LinkPurpose, MailTemplate } from './outbox.js';
 
 export type MailStatus = MailOutboxTable['status'];

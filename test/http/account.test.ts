@@ -183,7 +183,7 @@ describe('accounts: password, sessions, deletion', () => {
           ['127.0.0.1', 'lightMyRequest', false],
         ]);
         expect(sessions.map((s) => s.created_at)).toEqual([2, 1, 0].map((n) => new Date(Date.parse('2026-11-21T09:30:00.000Z') + n * 1000).toISOString()));
-        expect(Object.keys(sessions[0] ?? {}).sort()).toEqual(['created_at', 'current', 'id', 'ip', 'last_used_at', 'user_agent']);
+        expect(Object.keys(sessions[0] ?? {}).sort()).toEqual(['amr', 'auth_time', 'created_at', 'current', 'id', 'ip', 'last_used_at', 'user_agent']);
         // The phone's own list marks the phone's session.
         expect((await sessionsOf(app, phone)).filter((s) => s.current).map((s) => s.user_agent)).toEqual(['Phone/1.0']);
         // Someone else's sessions never appear.

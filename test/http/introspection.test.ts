@@ -39,6 +39,9 @@ describe('POST /api/introspect', () => {
       iat: seconds(),
       exp: seconds() + 3600,
       iss: 'rz-auth',
+      // Contract §12.4: how the user authenticated (a password login at signup).
+      amr: ['pwd'],
+      auth_time: seconds(),
     });
   });
 

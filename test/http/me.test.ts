@@ -23,7 +23,15 @@ describe('GET /api/me', () => {
       username: 'ada_l',
       email: user.email,
       email_verified: false,
-      auth: { type: 'user', token_id: expect.any(String), scopes: ['*'], expires_at: new Date(Math.floor(clock.now() / 1000) * 1000 + 3600_000).toISOString() },
+      auth: {
+        type: 'user',
+        token_id: expect.any(String),
+        scopes: ['*'],
+        expires_at: new Date(Math.floor(clock.now() / 1000) * 1000 + 3600_000).toISOString(),
+        // Contract §12.4: a password login (signup), at signup's second.
+        amr: ['pwd'],
+        auth_time: new Date(Math.floor(clock.now() / 1000) * 1000).toISOString(),
+      },
     });
     expect(body).not.toHaveProperty('app');
   });

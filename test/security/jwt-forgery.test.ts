@@ -294,10 +294,11 @@ describe('a valid user token', () => {
     expect((await jwksOf(t)).keys.map((k) => k.kid)).toContain(header.kid);
   });
 
-  it('carries exactly iss, aud, sub, iat, exp, jti and sid: no email or username', () => {
+  it('carries exactly iss, aud, sub, iat, exp, jti, sid, amr and auth_time: no email or username', () => {
     const { payload } = split(user.jwt);
-    expect(Object.keys(payload).sort()).toEqual(['aud', 'exp', 'iat', 'iss', 'jti', 'sid', 'sub']);
-    expect(payload).toMatchObject({ iss: 'rz-auth', aud: 'rz-api', sub: user.id, iat: Math.floor(clock.now() / 1000) });
+    expect(Object.keys(payload).sort()).toEqual(['amr', 'aud', 'auth_time', 'exp', 'iat', 'iss', 'jti', 'sid', 'sub']);
+    const iat = Math.floor(clock.now() / 1000);
+    expect(payload).toMatchObject({ iss: 'rz-auth', aud: 'rz-api', sub: user.id, iat, amr: ['pwd'], auth_time: iat });
     expect(payload.jti).toMatch(/^[0-9a-f-]{36}$/);
     expect(payload.sid).toMatch(/^[0-9a-f-]{36}$/);
     const raw = Buffer.from(user.jwt.split('.')[1] ?? '', 'base64url').toString('utf8');

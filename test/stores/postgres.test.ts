@@ -14,6 +14,7 @@ import { webhookFairnessContract } from './webhook-fairness-contract.js';
 import { listStoreContract } from './list-contract.js';
 import { mailStoreContract } from './mail-contract.js';
 import { linkStoreContract } from './link-contract.js';
+import { mfaStoreContract } from './mfa-contract.js';
 
 const available = await postgresAvailable();
 
@@ -40,6 +41,7 @@ describe.skipIf(!available)('PostgreSQL', () => {
   listStoreContract('PostgreSQL', postgres);
   mailStoreContract('PostgreSQL', postgres);
   linkStoreContract('PostgreSQL', postgres);
+  mfaStoreContract('PostgreSQL', postgres);
 });
 
 // A transaction that records no change (the usage flush) does not queue on the change log's lock,

@@ -13,6 +13,7 @@ import { webhookFairnessContract } from './webhook-fairness-contract.js';
 import { listStoreContract } from './list-contract.js';
 import { mailStoreContract } from './mail-contract.js';
 import { linkStoreContract } from './link-contract.js';
+import { mfaStoreContract } from './mfa-contract.js';
 
 const sqlite = (): StoreHarness => {
   const dir = tempDir();
@@ -32,6 +33,7 @@ webhookFairnessContract('SQLite', sqlite);
 listStoreContract('SQLite', sqlite);
 mailStoreContract('SQLite', sqlite);
 linkStoreContract('SQLite', sqlite);
+mfaStoreContract('SQLite', sqlite);
 
 describe('SQLite connection settings', () => {
   it.each([2048, 65536])('sizes the page cache from SQLITE_CACHE_KIB (%i KiB), not the driver default', async (cacheKiB) => {

@@ -15,6 +15,14 @@ import type { AuditActor, AuditDetails, AuditEvent, AuditType } from './api-secu
 const TYPES: Readonly<Record<AuditType, readonly [label: string, inUserLog: boolean]>> = {
   'login.succeeded': ['Logins', true],
   'login.failed': ['Failed logins', true],
+  'login.password_ok_mfa_pending': ['Right passwords awaiting a second factor', true],
+  'mfa.challenge_failed': ['Failed second factors', true],
+  'mfa.recovery_code_used': ['Recovery codes used', true],
+  'mfa.locked': ['Second factor locked after failures', true],
+  'auth.reauth': ['Re-authentications', true],
+  'mfa.factor_added': ['Second factors added', true],
+  'mfa.factor_removed': ['Second factors removed', true],
+  'mfa.recovery_codes_generated': ['Recovery codes generated', true],
   'session.logged_out': ['Logouts', true],
   'session.revoked': ['Sessions ended', true],
   'password.changed': ['Password changes', true],
@@ -99,6 +107,7 @@ const SESSION_ENDED: Readonly<Record<string, string>> = {
   password_changed: 'A session was ended by a password change',
   password_reset: 'A session was ended by a password reset',
   email_changed: 'A session was ended by an email change',
+  factor_removed: 'A session was ended when a second factor was removed',
 };
 
 const EXPIRED: Readonly<Partial<Record<NonNullable<AuditDetails['reason']>, string>>> = {
@@ -121,6 +130,14 @@ const SENTENCES: Readonly<Record<AuditType, (event: AuditEvent) => string>> = {
   'user.deleted': () => 'The account was deleted',
   'login.succeeded': () => 'Logged in',
   'login.failed': () => 'Failed login: wrong password',
+  'login.password_ok_mfa_pending': () => 'Your password was entered correctly; the login waits for a second factor',
+  'mfa.challenge_failed': ({ details: d }) => (d.reason === 'replayed' ? 'Failed second factor: a code that was already used' : 'Failed second factor: wrong code'),
+  'mfa.recovery_code_used': ({ details: d }) => `Logged in with a recovery code${d.recovery_codes_remaining === undefined ? '' : `; ${plural(d.recovery_codes_remaining, 'code')} left`}`,
+  'mfa.locked': () => 'Second-factor checks locked for 15 minutes after 10 failures',
+  'mfa.factor_added': ({ details: d }) => `Authenticator app${d.name === undefined ? '' : ` “${d.name}”`} added as a second factor`,
+  'mfa.factor_removed': ({ details: d }) => `A second factor was removed${d.sessions_ended === undefined ? '' : `; ${plural(d.sessions_ended, 'other session')} ended`}`,
+  'mfa.recovery_codes_generated': () => 'New recovery codes generated; the previous ones stopped working',
+  'auth.reauth': () => 'You confirmed it was you, for an action that needs a recent login',
   'session.logged_out': () => 'Logged out',
   'session.revoked': ({ details: d }) => SESSION_ENDED[d.reason ?? ''] ?? 'A session was ended',
   'password.changed': ({ details: d }) => `Password changed${d.sessions_ended === undefined ? '' : `; ${plural(d.sessions_ended, 'other session')} ended`}`,

@@ -1,0 +1,123 @@
+import { randomUUID } from 'node:crypto';
+import { auditEvent, type AuditDraft, type RequestContext } from '../../audit/events.js';
+import type { AuditStore } from '../../audit/store.js';
+import type { Principal } from '../../auth/principal.js';
+import type { ChangeFeed } from '../../changes/feed.js';
+import { type Clock, DAY_MS, iso } from '../../clock.js';
+import { notFound, ProblemError } from '../../errors.js';
+import { sessionsEnded } from '../security-service.js';
+import type { SessionStore } from '../session-store.js';
+import type { MfaConfig } from './config.js';
+import type { FactorStore, FactorSummary } from './factor-store.js';
+import type { MfaUserStore } from './mfa-user-store.js';
+import type { RecoveryCodeStore } from './recovery-code-store.js';
+import { newRecoveryCodes, recoveryCodeDigests } from './recovery-codes.js';
+import type { SecondFactor } from './second-factor.js';
+import type { StepUp } from './step-up.js';
+import { confirmTotp, type TotpDeps } from './totp-check.js';
+import { newTotpSecret, otpauthUri } from './totp.js';
+
+/** Contract §12.3: an enrolment waits 15 minutes for its first code; at most 10 authenticator apps. */
+const PENDING_MS = 15 * 60_000;
+const MAX_TOTP = 10;
+
+export interface FactorServiceDeps {
+  readonly config: MfaConfig;
+  readonly factors: FactorStore;
+  readonly totp: TotpDeps;
+  readonly recoveryCodes: RecoveryCodeStore;
+  readonly mfaUsers: MfaUserStore;
+  readonly secondFactor: SecondFactor;
+  readonly stepUp: StepUp;
+  readonly sessions: SessionStore;
+  readonly feed: ChangeFeed;
+  readonly audit: AuditStore;
+  readonly clock: Clock;
+}
+
+/** A user's factors and recovery codes (contract §12.3). Every write needs a recent login (§12.5), also from a user without a factor. */
+export class FactorService {
+  constructor(private readonly deps: FactorServiceDeps) {}
+
+  async list(principal: Principal): Promise<{ factors: FactorSummary[]; remaining: number; requiredBy: string | null }> {
+    const userId = principal.user.id;
+    const factors = await this.deps.factors.list(userId);
+    return { factors, remaining: await this.deps.recoveryCodes.remaining(userId), requiredBy: await this.requiredBy(userId, factors.length) };
+  }
+
+  /** Starts an authenticator app: the secret is shown once, here. */
+  async startTotp(principal: Principal): Promise<{ factorId: string; secret: string; uri: string }> {
+    await this.deps.stepUp.require(principal, { evenWithoutFactor: true });
+    if (!this.deps.totp.secrets.enabled) throw new ProblemError('forbidden', { detail: 'Authenticator apps are off on this server (no MFA_ENCRYPTION_KEY).' });
+    const now = this.deps.clock.now();
+    const id = randomUUID();
+    const secret = newTotpSecret();
+    const sealedSecret = this.deps.totp.secrets.seal(id, secret);
+    await this.deps.totp.store.insertPending({ id, userId: principal.user.id, name: 'Authenticator app', sealedSecret, createdAt: iso(now), pendingUntil: iso(now + PENDING_MS) });
+    return { factorId: id, secret, uri: otpauthUri(this.deps.config.totpIssuer, principal.user.username, secret) };
+  }
+
+  /** Confirms an enrolment with its first code; the user's first factor comes with the first set of recovery codes. */
+  async confirmTotp(principal: Principal, factorId: string, code: string, name: string | undefined, context: RequestContext): Promise<{ factor: FactorSummary; recoveryCodes?: string[] }> {
+    await this.deps.stepUp.require(principal, { evenWithoutFactor: true });
+    const userId = principal.user.id;
+    const first = !(await this.deps.factors.hasActive(userId));
+    await this.deps.secondFactor.guarded(userId, 'totp', context, async (now) => {
+      const outcome = await confirmTotp(this.deps.totp, userId, factorId, code, name ?? null, now, MAX_TOTP);
+      if (outcome === 'malformed' || outcome === 'mismatch') return { refusal: outcome };
+      if (outcome === 'gone') throw notFound();
+      if (outcome === 'cap') throw new ProblemError('conflict', { detail: `At most ${MAX_TOTP} authenticator apps per account.` });
+      return {};
+    });
+    const factor = (await this.deps.factors.list(userId)).find((f) => f.id === factorId);
+    if (!factor) throw notFound();
+    await this.record({ type: 'mfa.factor_added', userId, subject: { type: 'user', id: userId }, details: { method: 'totp', name: factor.name } }, context);
+    return first ? { factor, recoveryCodes: await this.newCodes(principal, context) } : { factor };
+  }
+
+  async rename(principal: Principal, id: string, name: string): Promise<FactorSummary> {
+    await this.deps.stepUp.require(principal, { evenWithoutFactor: true });
+    if (!(await this.deps.factors.rename(principal.user.id, id, name))) throw notFound();
+    const factor = (await this.deps.factors.list(principal.user.id)).find((f) => f.id === id);
+    if (!factor) throw notFound();
+    return factor;
+  }
+
+  /** Removes a factor and ends every other session of the user (contract §12.3). */
+  async remove(principal: Principal, id: string, context: RequestContext): Promise<void> {
+    await this.deps.stepUp.require(principal, { evenWithoutFactor: true });
+    const userId = principal.user.id;
+    const outcome = await this.deps.factors.remove(userId, id, this.deps.config.required);
+    if (outcome === 'absent') throw notFound();
+    if (outcome === 'last') throw new ProblemError('conflict', { detail: 'A second factor is required on this server: add another before removing the last.' });
+    const now = this.deps.clock.now();
+    const ended = await this.deps.sessions.revokeOthers(userId, principal.credentialId, iso(now), (revoked) => sessionsEnded(userId, revoked, 'factor_removed', context, now));
+    if (ended.length > 0) await this.deps.feed.committed('session', principal.credentialId);
+    await this.record({ type: 'mfa.factor_removed', userId, subject: { type: 'user', id: userId }, details: { sessions_ended: ended.length } }, context);
+  }
+
+  /** A new set of recovery codes, shown once; the old set stops working. */
+  async regenerate(principal: Principal, context: RequestContext): Promise<string[]> {
+    await this.deps.stepUp.require(principal, { evenWithoutFactor: true });
+    return this.newCodes(principal, context);
+  }
+
+  private async newCodes(principal: Principal, context: RequestContext): Promise<string[]> {
+    const userId = principal.user.id;
+    const codes = newRecoveryCodes();
+    await this.deps.recoveryCodes.replace(userId, recoveryCodeDigests(codes), iso(this.deps.clock.now()));
+    await this.record({ type: 'mfa.recovery_codes_generated', userId, subject: { type: 'user', id: userId } }, context);
+    return codes;
+  }
+
+  /** MFA_REQUIRED: until when a user without a factor may keep working (contract §12.7); null when nothing is required. */
+  private async requiredBy(userId: string, factors: number): Promise<string | null> {
+    if (!this.deps.config.required || factors > 0) return null;
+    const since = await this.deps.mfaUsers.requiredSince(userId, iso(this.deps.clock.now()));
+    return iso(Date.parse(since) + this.deps.config.graceDays * DAY_MS);
+  }
+
+  private record(draft: AuditDraft, context: RequestContext): Promise<void> {
+    return this.deps.audit.record(auditEvent({ actor: { type: 'user', id: draft.userId }, ...draft }, context, this.deps.clock.now()));
+  }
+}

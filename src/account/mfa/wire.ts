@@ -1,0 +1,81 @@
+import type { Kysely } from 'kysely';
+import type { AuditStore } from '../../audit/store.js';
+import { type Clock, iso } from '../../clock.js';
+import type { Tables } from '../../db/tables.js';
+import type { Sweep } from '../../maintenance/runner.js';
+import type { UserTokens } from '../../auth/jwt.js';
+import type { PasswordHasher } from '../password-hasher.js';
+import type { SessionStore } from '../session-store.js';
+import type { UserStore } from '../user-store.js';
+import type { ChangeFeed } from '../../changes/feed.js';
+import { FactorService } from './factor-service.js';
+import { SqlMfaUserStore } from './mfa-user-store.js';
+import { Reauth } from './reauth.js';
+import { StepUp } from './step-up.js';
+import { SqlChallengeStore } from './challenge-store.js';
+import type { MfaConfig } from './config.js';
+import { SqlFactorStore } from './factor-store.js';
+import { SqlLockoutStore } from './lockout-store.js';
+import { MfaLogin } from './login-service.js';
+import { SqlPendingLoginStore } from './pending-login-store.js';
+import { SqlRecoveryCodeStore } from './recovery-code-store.js';
+import { SecondFactor } from './second-factor.js';
+import { resealTotpSecrets } from './totp-reseal.js';
+import { TotpSecrets } from './totp-secrets.js';
+import { SqlTotpStore } from './totp-store.js';
+
+/** Second factors as the rest of the service sees them (contract §12). */
+export interface Mfa {
+  /** Login in two steps: the gate of the password login and `POST /api/auth/mfa/verify`. */
+  readonly login: MfaLogin;
+  /** RFC 9470 step-up on the routes of contract §12.5. */
+  readonly stepUp: StepUp;
+  /** `POST /api/auth/reauth`: a fresh token for the same session. */
+  readonly reauth: Reauth;
+  /** The user's factors and recovery codes (`/api/me/mfa`). */
+  readonly factors: FactorService;
+  /** Clean-ups for the maintenance loop: waiting logins, WebAuthn challenges and unconfirmed enrolments past their time. */
+  readonly sweeps: readonly Sweep[];
+}
+
+export interface MfaDeps {
+  readonly db: Kysely<Tables>;
+  readonly config: MfaConfig;
+  readonly users: UserStore;
+  readonly audit: AuditStore;
+  readonly clock: Clock;
+  readonly hasher: PasswordHasher;
+  readonly sessions: SessionStore;
+  readonly userTokens: UserTokens;
+  readonly feed: ChangeFeed;
+}
+
+/**
+ * Builds the second-factor services. Every stored TOTP secret is opened first, and those under
+ * MFA_ENCRYPTION_KEY_OLD sealed again (docs/mfa.md): a secret no configured key opens refuses the
+ * start, naming the factor, rather than failing that user's logins one by one.
+ */
+export async function createMfa({ db, config, users, audit, clock, hasher, sessions, userTokens, feed }: MfaDeps): Promise<Mfa> {
+  const totpStore = new SqlTotpStore(db);
+  const secrets = new TotpSecrets(config.encryption);
+  await resealTotpSecrets(totpStore, secrets);
+  const factors = new SqlFactorStore(db);
+  const recoveryCodes = new SqlRecoveryCodeStore(db);
+  const pending = new SqlPendingLoginStore(db);
+  const challenges = new SqlChallengeStore(db);
+  const totp = { store: totpStore, secrets };
+  const secondFactor = new SecondFactor({ totp, recoveryCodes, lockout: new SqlLockoutStore(db), audit, clock });
+  const stepUp = new StepUp({ factors, clock, maxAgeS: config.reauthMaxAgeS, allUsers: config.stepUpAllUsers });
+  const mfaUsers = new SqlMfaUserStore(db);
+  return {
+    factors: new FactorService({ config, factors, totp, recoveryCodes, mfaUsers, secondFactor, stepUp, sessions, feed, audit, clock }),
+    login: new MfaLogin({ factors, recoveryCodes, pending, secondFactor, users, audit, clock }),
+    stepUp,
+    reauth: new Reauth({ secondFactor, factors, users, hasher, sessions, userTokens, audit, clock }),
+    sweeps: [
+      { name: 'waiting second-factor logins', run: (now) => pending.deleteExpired(iso(now)) },
+      { name: 'WebAuthn challenges', run: (now) => challenges.deleteExpired(iso(now)) },
+      { name: 'unconfirmed authenticator apps', run: (now) => factors.deleteExpiredPending(iso(now)) },
+    ],
+  };
+}
