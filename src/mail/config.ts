@@ -1,5 +1,5 @@
 import { ConfigError, type Env, int, raw } from '../lib/env-vars.js';
-import { parseIp } from '../lib/ip.js';
+import { isLoopbackHost, publicUrlFrom } from '../lib/public-url.js';
 
 /** How rz-auth reaches the operator's SMTP server (SMTP_URL). */
 export interface SmtpSettings {
@@ -23,14 +23,6 @@ export interface MailSettings {
   readonly smtp: SmtpSettings;
 }
 
-const LOOPBACK_NAMES = new Set(['localhost']);
-
-function isLoopback(hostname: string): boolean {
-  if (LOOPBACK_NAMES.has(hostname.toLowerCase())) return true;
-  const address = parseIp(hostname.replace(/^\[(.*)\]$/, '$1'));
-  return address !== null && address.range() === 'loopback';
-}
-
 /**
  * SMTP_URL: `smtp://user:pass@host:587` (STARTTLS required) or `smtps://user:pass@host:465`. The
  * only query parameter is `tls=off`, allowed for a loopback relay alone (a local MTA or a test
@@ -47,23 +39,17 @@ function parseSmtpUrl(value: string): Omit<SmtpSettings, 'timeoutMs'> {
   if (params.some((name) => name !== 'tls') || url.hash !== '') throw new ConfigError('SMTP_URL takes no parameter but tls=off');
   const tlsOff = url.searchParams.has('tls');
   if (tlsOff && (url.searchParams.getAll('tls').join() !== 'off' || url.protocol === 'smtps:')) throw new ConfigError('SMTP_URL: tls=off is the only value, and only for smtp://');
-  if (tlsOff && !isLoopback(url.hostname)) throw new ConfigError('SMTP_URL: tls=off is allowed for a loopback relay only (127.0.0.1, ::1, localhost)');
+  if (tlsOff && !isLoopbackHost(url.hostname)) throw new ConfigError('SMTP_URL: tls=off is allowed for a loopback relay only (127.0.0.1, ::1, localhost)');
   const implicitTls = url.protocol === 'smtps:';
   const user = decodeURIComponent(url.username);
   const auth = user === '' ? null : { user, pass: decodeURIComponent(url.password) };
   return { host: url.hostname.replace(/^\[(.*)\]$/, '$1'), port: url.port === '' ? (implicitTls ? 465 : 587) : Number(url.port), implicitTls, requireStartTls: !implicitTls && !tlsOff, auth };
 }
 
-/** PUBLIC_URL: https (http for a loopback host only), no credentials, query or fragment; a path is a prefix. */
+/** PUBLIC_URL, required with mail on: every link in a mail is built from it. */
 function parsePublicUrl(env: Env): URL {
-  const value = raw(env, 'PUBLIC_URL');
-  if (value === undefined) throw new ConfigError('PUBLIC_URL must be set when SMTP_URL is: every link in a mail is built from it');
-  const url = URL.canParse(value) ? new URL(value) : null;
-  const secure = url?.protocol === 'https:' || (url?.protocol === 'http:' && isLoopback(url.hostname));
-  if (!url || !secure || url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
-    throw new ConfigError(`PUBLIC_URL must be an https:// URL without query or fragment (http:// for a loopback host only), got "${value.slice(0, 100)}"`);
-  }
-  if (!url.pathname.endsWith('/')) url.pathname += '/';
+  const url = publicUrlFrom(env);
+  if (url === null) throw new ConfigError('PUBLIC_URL must be set when SMTP_URL is: every link in a mail is built from it');
   return url;
 }
 

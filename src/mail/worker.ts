@@ -53,6 +53,22 @@ function reasonOf(error: unknown): string {
 }
 
 /**
+ * RFC 5321 §4.2.1: a 5yz reply to the recipient or to the message is permanent (no such mailbox,
+ * message refused), so retrying for a day would only repeat it. Refusals of the connection or of
+ * the login (the operator's relay to fix) are retried like any temporary failure.
+ */
+function isPermanent(error: unknown): boolean {
+  const e = error as { responseCode?: unknown; code?: unknown };
+  return typeof e.responseCode === 'number' && e.responseCode >= 500 && e.responseCode < 600 && (e.code === 'EENVELOPE' || e.code === 'EMESSAGE');
+}
+
+/** Why an attempt failed, and whether the failure is final. */
+interface Failure {
+  readonly reason: string;
+  readonly permanent: boolean;
+}
+
+/**
  * Sends due mails. Each is claimed under a lease with a fresh token, so one instance at a time
  * sends it, and the attempt is recorded only under that token. A process killed mid-send leaves
  * a lease that lapses and the mail is sent again, with the same Message-ID. The link of a link
@@ -115,22 +131,22 @@ export class MailWorker {
     return token === null ? null : linkFor(publicUrl, mail.linkPurpose, token);
   }
 
-  /** Null when the relay accepted the mail, the reason otherwise. */
-  private async send(mail: ClaimedMail, link: string | null, at: number): Promise<string | null> {
+  /** Null when the relay accepted the mail, the failure otherwise. */
+  private async send(mail: ClaimedMail, link: string | null, at: number): Promise<Failure | null> {
     const rendered = renderMail(mail.template, mail.data, link, this.options.publicUrl);
     try {
       await this.sender.send({ ...rendered, id: mail.id, recipient: mail.recipient, date: new Date(at) });
       return null;
     } catch (error) {
-      return reasonOf(error);
+      return { reason: reasonOf(error), permanent: isPermanent(error) };
     }
   }
 
-  private async record(mail: ClaimedMail, attemptedAt: number, error: string | null): Promise<void> {
+  private async record(mail: ClaimedMail, attemptedAt: number, failure: Failure | null): Promise<void> {
     const endedAt = this.clock.now();
-    const next = error === null ? null : nextMailAttempt(Date.parse(mail.createdAt), mail.attempts + 1, endedAt, this.options.random);
-    const status = error === null ? 'sent' : next === null ? 'failed' : 'pending';
-    const outcome: MailOutcome = { attemptedAt: iso(attemptedAt), status, error, nextAttemptAt: next === null ? null : iso(next) };
+    const next = failure === null || failure.permanent ? null : nextMailAttempt(Date.parse(mail.createdAt), mail.attempts + 1, endedAt, this.options.random);
+    const status = failure === null ? 'sent' : next === null ? 'failed' : 'pending';
+    const outcome: MailOutcome = { attemptedAt: iso(attemptedAt), status, error: failure?.reason ?? null, nextAttemptAt: next === null ? null : iso(next) };
     const audit =
       status === 'failed'
         ? auditEvent({ type: 'mail.failed', userId: mail.userId, subject: mail.userId === null ? null : { type: 'user', id: mail.userId }, details: { template: mail.template } }, SYSTEM_CONTEXT, endedAt)

@@ -105,7 +105,7 @@ describe.skipIf(!run)('Developers page: security log and leaked tokens', { timeo
     await page.getByRole('link', { name: 'Security log' }).focus();
     await tabTo(page, 'select', 'Show');
     // Down the list one type at a time, as a keyboard does: each step reloads, the last one wins.
-    const steps = (await typeFilter().locator('option').evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value))).indexOf('token.revoked');
+    const steps = (await typeFilter().locator('option').evaluateAll((options) => options.map((o) => (o as unknown as { value: string }).value))).indexOf('token.revoked');
     for (let i = 0; i < steps; i++) await page.keyboard.press('ArrowDown');
     expect(await typeFilter().inputValue()).toBe('token.revoked');
     await expect.poll(titles).toEqual(['API token “short-lived” revoked']);

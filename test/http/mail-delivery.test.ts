@@ -116,6 +116,20 @@ describe('mail delivery', () => {
     expect(smtp.attempts).toHaveLength(Number(last.attempts));
   });
 
+  it('gives up at once on a permanent refusal of the message (550), recording mail.failed; a 5xx is not retried for a day', async () => {
+    smtp.answer = () => ({ code: 550, message: 'mailbox unavailable' });
+    const gaveUp = await counted('gave_up');
+    const id = await enqueue();
+    await delivery().runOnce();
+    expect(await row(id)).toMatchObject({ status: 'failed', attempts: 1, next_attempt_at: null, last_error: expect.stringContaining('550') });
+    expect(await counted('gave_up')).toBe(gaveUp + 1);
+    clock.advance(3_600_000);
+    await delivery().runOnce();
+    expect(smtp.attempts).toHaveLength(1);
+    const failed = await t.services.audit.list({ userId: user.id, type: 'mail.failed', limit: 10 });
+    expect(failed.map((e) => e.details)).toContainEqual({ template: 'password_changed' });
+  });
+
   it("sends a user's mails in outbox order: a later mail waits while an earlier one is retried", async () => {
     smtp.answer = (_mail, n) => (n === 1 ? { code: 421, message: 'closing' } : null);
     const first = await enqueue(notice({ template: 'password_changed' }));

@@ -6,7 +6,11 @@ const on = { SMTP_URL: 'smtp://rz:s3cret%21@smtp.example.com:587', MAIL_FROM: '"
 describe('mail configuration (SMTP_URL, MAIL_FROM, PUBLIC_URL)', () => {
   it('is off without SMTP_URL, whatever else is set', () => {
     expect(loadConfig({}).mail).toBeNull();
-    expect(loadConfig({ MAIL_FROM: 'x', PUBLIC_URL: 'not a url' }).mail).toBeNull();
+    expect(loadConfig({ MAIL_FROM: 'x', PUBLIC_URL: 'https://auth.example.com' }).mail).toBeNull();
+  });
+
+  it('refuses a bad PUBLIC_URL even with mail off: passkeys take their relying party from it too', () => {
+    expect(() => loadConfig({ PUBLIC_URL: 'not a url' })).toThrow(/^PUBLIC_URL must be an https:\/\/ URL/);
   });
 
   it('parses the transport, the sender and the public URL, frozen', () => {

@@ -1,5 +1,6 @@
 import { bool, ConfigError, type Env, int, raw } from '../../lib/env-vars.js';
 import { parseOriginList } from '../../lib/origins.js';
+import { publicUrlFrom } from '../../lib/public-url.js';
 import { type SealingKeys, sealingKeysFrom } from '../../lib/sealed.js';
 
 /** The relying party of WebAuthn ceremonies (W3C WebAuthn Level 3 §5.1.4, §7.1 step 9). */
@@ -25,16 +26,6 @@ export interface MfaConfig {
 
 const HOST_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
-
-/** PUBLIC_URL, only for the defaults it gives here (the mail settings own its other rules). */
-function publicUrl(env: Env): URL | null {
-  const value = raw(env, 'PUBLIC_URL');
-  if (value === undefined) return null;
-  if (!URL.canParse(value) || !['http:', 'https:'].includes(new URL(value).protocol)) {
-    throw new ConfigError(`PUBLIC_URL must be an http(s) URL such as https://auth.example.com, got "${value.slice(0, 100)}"`);
-  }
-  return new URL(value);
-}
 
 function parseRpId(env: Env, base: URL | null): string | null {
   const value = raw(env, 'WEBAUTHN_RP_ID')?.toLowerCase() ?? base?.hostname ?? null;
@@ -79,7 +70,7 @@ function parseIssuer(env: Env, base: URL | null): string {
 
 /** The §12.2 variables. @throws ConfigError naming the first invalid one. */
 export function mfaFrom(env: Env): MfaConfig {
-  const base = publicUrl(env);
+  const base = publicUrlFrom(env);
   return {
     encryption: sealingKeysFrom(env, 'MFA_ENCRYPTION_KEY'),
     totpIssuer: parseIssuer(env, base),

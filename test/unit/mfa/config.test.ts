@@ -44,7 +44,8 @@ describe('second-factor configuration (contract §12.2)', () => {
 
   it('allows http origins for localhost only', () => {
     expect(loadConfig({ PUBLIC_URL: 'http://localhost:3000' }).mfa.webauthn).toEqual({ rpId: 'localhost', rpName: 'rz-auth', origins: ['http://localhost:3000'] });
-    expect(() => loadConfig({ PUBLIC_URL: 'http://auth.example.com' })).toThrow(/^WEBAUTHN_ORIGINS: .*https/);
+    expect(() => loadConfig({ PUBLIC_URL: 'http://auth.example.com' })).toThrow(/^PUBLIC_URL must be an https:\/\/ URL/);
+    expect(() => loadConfig({ WEBAUTHN_RP_ID: 'auth.example.com', WEBAUTHN_ORIGINS: 'http://auth.example.com' })).toThrow(/^WEBAUTHN_ORIGINS: .*https/);
   });
 
   it.each([
