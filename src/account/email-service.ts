@@ -8,7 +8,7 @@ import { isUniqueViolation } from '../db/dialect.js';
 import { conflict, invalidLink, invalidToken, notFound, ProblemError, validationFailed } from '../errors.js';
 import { enqueueMail, type LinkPurpose, type MailTemplate, supersedeMails } from '../mail/outbox.js';
 import type { EmailStore, ResetRequest } from './email-store.js';
-import { consumeLinkToken, deleteLinks } from './link-store.js';
+import { consumeLinkToken, deleteLinks, isLiveLink } from './link-store.js';
 import { linkDigest } from './links.js';
 import type { PasswordHasher } from './password-hasher.js';
 import { MAX_PASSWORD_BYTES, normalizePassword } from './password-policy.js';
@@ -145,7 +145,8 @@ export class EmailAccount implements EmailFlows {
   async confirmPasswordReset(token: string, newPassword: string, context: RequestContext): Promise<void> {
     const next = normalizePassword(newPassword);
     const digest = linkDigest(token);
-    if (digest === null) throw invalidLink();
+    // The argon2 hash is the costly part: a token that is not a live reset link never gets there.
+    if (digest === null || !(await isLiveLink(this.deps.store.reader, digest, 'reset_password', iso(this.deps.clock.now())))) throw invalidLink();
     const hash = await this.deps.hasher.hash(next);
     const userId = await this.withLink(token, 'reset_password', async (trx, link, now) => {
       const user = await this.liveUser(trx, link.userId, invalidLink);

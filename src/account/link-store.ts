@@ -93,6 +93,15 @@ export async function consumeLinkToken(trx: Executor, digest: string, purpose: L
   return { userId: row.user_id, mailId: row.mail_id, email: row.email };
 }
 
+/**
+ * Whether a link token could be consumed now: a read, for a caller that must do costly work (hash a
+ * password) before consuming it, so a made-up token costs one lookup. The consumption decides.
+ */
+export async function isLiveLink(db: Executor, digest: string, purpose: LinkPurpose, now: string): Promise<boolean> {
+  const row = await db.selectFrom('link_tokens').select('digest').where('digest', '=', digest).where('purpose', '=', purpose).where('expires_at', '>', now).executeTakeFirst();
+  return row !== undefined;
+}
+
 /** Kills every link of a user and purpose: a new one was asked for, or one was used. */
 export async function deleteLinks(db: Executor, userId: string, purpose: LinkPurpose): Promise<void> {
   await db.deleteFrom('link_tokens').where('user_id', '=', userId).where('purpose', '=', purpose).execute();

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { PasswordHasher } from '../../src/account/password-hasher.js';
 import { bearer, expectInvalidToken, expectProblem, json, login, PASSWORD, signup, type TestUser } from '../helpers/api.js';
 import type { TestApp } from '../helpers/app.js';
 import { deliver, linkToken, PUBLIC_URL, startMailApp } from '../helpers/email.js';
@@ -92,6 +93,21 @@ describe('email flows under attack', () => {
     expectInvalidToken(await json(t, 'POST', '/api/tokens', { name: 'x' }, reset));
     expect((await post('/api/auth/password-reset/confirm', { token: reset, new_password: NEW_PASSWORD })).statusCode).toBe(204);
     expectProblem(await post('/api/auth/password-reset/confirm', { token: reset, new_password: `${NEW_PASSWORD}!` }), 400, 'invalid_link');
+  });
+
+  it('a made-up reset token costs one lookup, never a password hash: only a live link reaches argon2', async () => {
+    const live = await resetLink(await signup(t));
+    const hash = vi.spyOn(PasswordHasher.prototype, 'hash');
+    try {
+      for (const token of [`rzl_${'A'.repeat(43)}`, `rzl_${'b'.repeat(43)}`]) {
+        expectProblem(await post('/api/auth/password-reset/confirm', { token, new_password: NEW_PASSWORD }), 400, 'invalid_link');
+      }
+      expect(hash).not.toHaveBeenCalled();
+      expect((await post('/api/auth/password-reset/confirm', { token: live, new_password: NEW_PASSWORD })).statusCode).toBe(204);
+      expect(hash).toHaveBeenCalledTimes(1);
+    } finally {
+      hash.mockRestore();
+    }
   });
 
   it('20 parallel confirmations of one reset token: exactly one 204, the others 400 invalid_link', async () => {
