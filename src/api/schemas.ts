@@ -62,7 +62,7 @@ export const Problem = Type.Object(
     methods: Type.Optional(
       Type.Array(Type.Enum(['totp', 'webauthn', 'recovery_code']), { uniqueItems: true, maxItems: 3, description: '`mfa_required` only: the second factors the user has.' }),
     ),
-    expires_in: Type.Optional(Type.Integer({ minimum: 0, maximum: 300, description: '`mfa_required` only: seconds the `mfa_token` lives.' })),
+    expires_in: Type.Optional(Type.Integer({ format: 'int32', minimum: 0, maximum: 300, description: '`mfa_required` only: seconds the `mfa_token` lives.' })),
   },
   {
     $id: 'Problem',

@@ -46,7 +46,7 @@ export function factorRoutes(app: Http, service: FactorService): void {
         200: {
           description: 'The factors, oldest first.',
           schema: Type.Object(
-            { factors: Type.Array(Factor, { maxItems: 30 }), recovery_codes_remaining: Type.Integer({ minimum: 0, maximum: 10 }), required_by: NullableTimestamp },
+            { factors: Type.Array(Factor, { maxItems: 30 }), recovery_codes_remaining: Type.Integer({ format: 'int32', minimum: 0, maximum: 10 }), required_by: NullableTimestamp },
             { additionalProperties: false },
           ),
         },
@@ -72,7 +72,7 @@ export function factorRoutes(app: Http, service: FactorService): void {
           schema: Type.Object(
             {
               factor_id: Uuid,
-              secret: Type.String({ pattern: '^[A-Z2-7]{32}$', description: 'Base32 (RFC 4648), 160 bits.' }),
+              secret: Type.String({ minLength: 32, maxLength: 32, pattern: '^[A-Z2-7]{32}$', description: 'Base32 (RFC 4648), 160 bits.' }),
               otpauth_uri: Type.String({ maxLength: 512, description: 'For a QR code: otpauth://totp/<issuer>:<username>?secret=…&issuer=…&algorithm=SHA1&digits=6&period=30' }),
             },
             { additionalProperties: false },

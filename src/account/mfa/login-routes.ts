@@ -23,7 +23,7 @@ const VerifyBody = Type.Object(
 const VerifyResponse = Type.Object(
   {
     ...SessionResponse.properties,
-    recovery_codes_remaining: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, description: 'After a recovery code: how many unused codes are left.' })),
+    recovery_codes_remaining: Type.Optional(Type.Integer({ format: 'int32', minimum: 0, maximum: 10, description: 'After a recovery code: how many unused codes are left.' })),
   },
   { additionalProperties: false },
 );
