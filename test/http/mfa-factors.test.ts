@@ -122,6 +122,20 @@ describe('/api/me/mfa', () => {
     expect((await verify(t, await mfaToken(t, user.email, PASSWORD), 'recovery_code', fresh[0] as string)).statusCode).toBe(200);
   });
 
+  it('a NUL in a factor name or id answered 500 on PostgreSQL: now 400 naming name, and 404 for the id', async () => {
+    const { user, secret, factorId } = await enrolled();
+    const jwt = (await verify(t, await mfaToken(t, user.email, PASSWORD), 'totp', totpCodeAt(secret, clock.now()))).json().token;
+    for (const name of ['\u0000', 'a\u0000b', '\u200b ']) {
+      const res = expectProblem(await json(t, 'PATCH', `/api/me/mfa/${factorId}`, { name }, jwt), 400, 'validation_failed');
+      expect(res.errors).toEqual([expect.objectContaining({ field: 'name' })]);
+    }
+    for (const id of ['%00', 'a%00b', 'not-a-uuid']) {
+      expectProblem(await json(t, 'DELETE', `/api/me/mfa/${id}`, undefined, jwt), 404, 'not_found');
+      expectProblem(await json(t, 'PATCH', `/api/me/mfa/${id}`, { name: 'Phone' }, jwt), 404, 'not_found');
+    }
+    expect((await json(t, 'PATCH', `/api/me/mfa/${factorId}`, { name: '  Work phone ' }, jwt)).json()).toMatchObject({ name: 'Work phone' });
+  });
+
   it('a write under /api/me/mfa from a user with a factor needs the factor in amr', async () => {
     const { user } = await enrolled();
     // The signup JWT (amr ["pwd"]) is still alive and fresh.

@@ -4,7 +4,9 @@ import type { AuditStore } from '../../audit/store.js';
 import type { Principal } from '../../auth/principal.js';
 import type { ChangeFeed } from '../../changes/feed.js';
 import { type Clock, DAY_MS, iso } from '../../clock.js';
-import { notFound, ProblemError } from '../../errors.js';
+import { notFound, ProblemError, validationFailed } from '../../errors.js';
+import { isUuid } from '../../lib/ids.js';
+import { cleanLabel } from '../../lib/text.js';
 import { sessionsEnded } from '../security-service.js';
 import type { SessionStore } from '../session-store.js';
 import type { MfaConfig } from './config.js';
@@ -20,6 +22,14 @@ import { newTotpSecret, otpauthUri } from './totp.js';
 /** Contract §12.3: an enrolment waits 15 minutes for its first code; at most 10 authenticator apps. */
 const PENDING_MS = 15 * 60_000;
 const MAX_TOTP = 10;
+const MAX_NAME = 60;
+
+/** A factor's name as the user gave it, trimmed; refused with the field when it holds controls or shows nothing. */
+function factorName(name: string): string {
+  const label = cleanLabel(name, 'name', MAX_NAME);
+  if (typeof label !== 'string') throw validationFailed([label]);
+  return label;
+}
 
 export interface FactorServiceDeps {
   readonly config: MfaConfig;
@@ -60,10 +70,13 @@ export class FactorService {
   /** Confirms an enrolment with its first code; the user's first factor comes with the first set of recovery codes. */
   async confirmTotp(principal: Principal, factorId: string, code: string, name: string | undefined, context: RequestContext): Promise<{ factor: FactorSummary; recoveryCodes?: string[] }> {
     await this.deps.stepUp.require(principal, { evenWithoutFactor: true });
+    // A malformed id is nobody's factor; the store is never asked (PostgreSQL refuses a NUL in text).
+    if (!isUuid(factorId)) throw notFound();
+    const label = name === undefined ? null : factorName(name);
     const userId = principal.user.id;
     const first = !(await this.deps.factors.hasActive(userId));
     await this.deps.secondFactor.guarded(userId, 'totp', context, async (now) => {
-      const outcome = await confirmTotp(this.deps.totp, userId, factorId, code, name ?? null, now, MAX_TOTP);
+      const outcome = await confirmTotp(this.deps.totp, userId, factorId, code, label, now, MAX_TOTP);
       if (outcome === 'malformed' || outcome === 'mismatch') return { refusal: outcome };
       if (outcome === 'gone') throw notFound();
       if (outcome === 'cap') throw new ProblemError('conflict', { detail: `At most ${MAX_TOTP} authenticator apps per account.` });
@@ -77,7 +90,8 @@ export class FactorService {
 
   async rename(principal: Principal, id: string, name: string): Promise<FactorSummary> {
     await this.deps.stepUp.require(principal, { evenWithoutFactor: true });
-    if (!(await this.deps.factors.rename(principal.user.id, id, name))) throw notFound();
+    if (!isUuid(id)) throw notFound();
+    if (!(await this.deps.factors.rename(principal.user.id, id, factorName(name)))) throw notFound();
     const factor = (await this.deps.factors.list(principal.user.id)).find((f) => f.id === id);
     if (!factor) throw notFound();
     return factor;
@@ -86,6 +100,7 @@ export class FactorService {
   /** Removes a factor and ends every other session of the user (contract §12.3). */
   async remove(principal: Principal, id: string, context: RequestContext): Promise<void> {
     await this.deps.stepUp.require(principal, { evenWithoutFactor: true });
+    if (!isUuid(id)) throw notFound();
     const userId = principal.user.id;
     const outcome = await this.deps.factors.remove(userId, id, this.deps.config.required);
     if (outcome === 'absent') throw notFound();
