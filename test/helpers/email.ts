@@ -1,3 +1,5 @@
+import { expect } from 'vitest';
+import { json, signup, type TestUser } from './api.js';
 import type { TestApp } from './app.js';
 import { startTestApp } from './app.js';
 import type { Clock } from '../../src/clock.js';
@@ -29,4 +31,13 @@ export function linkToken(mails: ReceivedMail | readonly (ReceivedMail | undefin
   const link = list.flatMap((m) => m?.links ?? []).findLast((l) => l.includes(`#${name}=`));
   if (!link) throw new Error(`no #${name}= link in the mails`);
   return decodeURIComponent(link.slice(link.indexOf('=') + 1));
+}
+
+/** Signs up and verifies the address with the signup mail's link. */
+export async function verifiedUser(t: TestApp, smtp: TestSmtpServer): Promise<TestUser> {
+  const seen = smtp.messages.length;
+  const user = await signup(t);
+  const mails = await deliver(t, smtp, seen);
+  expect((await json(t, 'POST', '/api/auth/verify-email/confirm', { token: linkToken(mails, 'verify-email') })).statusCode).toBe(204);
+  return user;
 }

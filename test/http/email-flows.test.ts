@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, createApiToken, expectInvalidToken, expectProblem, json, login, PASSWORD, signup, type TestUser } from '../helpers/api.js';
+import { bearer, createApiToken, expectInvalidToken, expectProblem, json, login, PASSWORD, signup } from '../helpers/api.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { TestClock } from '../helpers/clock.js';
-import { deliver, linkToken, PUBLIC_URL, startMailApp } from '../helpers/email.js';
+import { deliver, linkToken, PUBLIC_URL, startMailApp, verifiedUser as verifiedUserOf } from '../helpers/email.js';
 import type { TestSmtpServer } from '../helpers/smtp.js';
 
 /** Contract §11.4 line by line, mails read back through a real SMTP server. */
@@ -43,14 +43,7 @@ describe('accounts by email', () => {
     await smtp.close();
   });
 
-  /** Signs up and verifies the address with the signup mail's link. */
-  async function verifiedUser(): Promise<TestUser> {
-    const seen = smtp.messages.length;
-    const user = await signup(t);
-    const mails = await deliver(t, smtp, seen);
-    expect((await json(t, 'POST', '/api/auth/verify-email/confirm', { token: linkToken(mails, 'verify-email') })).statusCode).toBe(204);
-    return user;
-  }
+  const verifiedUser = () => verifiedUserOf(t, smtp);
 
   describe('verification', () => {
     it('signup mails a verification link at PUBLIC_URL; using it verifies the email, once', async () => {

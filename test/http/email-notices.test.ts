@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiToken, expectProblem, json, PASSWORD, signup, type TestUser } from '../helpers/api.js';
+import { createApiToken, expectProblem, json, PASSWORD, signup } from '../helpers/api.js';
 import type { TestApp } from '../helpers/app.js';
-import { deliver, linkToken, startMailApp } from '../helpers/email.js';
+import { deliver, startMailApp, verifiedUser as verifiedUserOf } from '../helpers/email.js';
 import type { TestSmtpServer } from '../helpers/smtp.js';
 
 /** Contract §11.5 (notices) and the limits of §11.4. */
@@ -16,12 +16,7 @@ describe('security notices and limits', () => {
     await smtp.close();
   });
 
-  async function verifiedUser(): Promise<TestUser> {
-    const seen = smtp.messages.length;
-    const user = await signup(t);
-    expect((await json(t, 'POST', '/api/auth/verify-email/confirm', { token: linkToken(await deliver(t, smtp, seen), 'verify-email') })).statusCode).toBe(204);
-    return user;
-  }
+  const verifiedUser = () => verifiedUserOf(t, smtp);
 
   it('a password change mails a notice to the proven address, with no link that acts', async () => {
     const user = await verifiedUser();
