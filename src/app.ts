@@ -125,7 +125,7 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   registerRateLimits(app, limits);
   registerGuard(app, services.authenticator, limits, clientAddress, { decisions: counts?.decisions ?? null, tracing: services.tracing });
   registerEmailVerification(app, config.accountEmail.verificationRequired);
-  services.mfa.stepUp.register(app);
+  services.mfa.stepUp.register(app, counts?.decisions ?? null);
 
   authRoutes(app, services.accounts, clientAddress);
   mfaLoginRoutes(app, services.mfa, services.accounts, clientAddress);

@@ -59,6 +59,8 @@ declare module 'fastify' {
     principal: Caller | null;
     /** The body's bytes, on routes with `config.keepRawBody`; null elsewhere. */
     rawBody: Buffer | null;
+    /** The code of the problem the request was answered with (http/problem.ts); null otherwise. */
+    problemCode: string | null;
   }
 }
 

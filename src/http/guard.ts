@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteAuth } from '../api/route.js';
+import { STEP_UP_OPERATIONS } from '../api/step-up-operations.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { Caller } from '../auth/principal.js';
 import { insufficientScope, ProblemError, SERVICE_SCOPE } from '../errors.js';
@@ -73,6 +74,8 @@ export function registerGuard(app: FastifyInstance, authenticator: Authenticator
   app.addHook('onRoute', (route) => {
     const auth = route.config?.auth;
     if (!auth) return;
+    // On a step-up route the admitted caller's decision is the step-up check's (src/account/mfa/step-up.ts).
+    const decidedLater = route.config?.operationId !== undefined && STEP_UP_OPERATIONS.has(route.config.operationId);
     // Each guarded request counts one decision (metrics) and puts it on its span (traces): the one the guard answered.
     const refused = (request: FastifyRequest, caller: Caller | undefined, error: Error, done: (error?: Error) => void): void => {
       if (decisions) countRefusal(decisions, caller, error);
@@ -91,7 +94,7 @@ export function registerGuard(app: FastifyInstance, authenticator: Authenticator
           refused(request, principal, error as Error, done);
           return;
         }
-        decisions?.decided(principal.type, 'ok');
+        if (!decidedLater) decisions?.decided(principal.type, 'ok');
         if (auth.api !== undefined && auth.api !== 'any' && principal.type === 'api_token') authenticator.exercised(principal, auth.api);
         request.principal = principal;
         if (tracing.enabled) traceDecision(tracing, request, principal, null);

@@ -167,7 +167,7 @@ export function accessLine(clientAddress: (req: IncomingMessage) => string, http
     });
   if (!http) return line;
   return (log, request, reply) => {
-    http.answered(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime);
+    http.answered(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime, request.problemCode);
     line(log, request, reply);
   };
 }

@@ -151,6 +151,8 @@ export function problemBody(problem: ProblemError, requestId: string): Record<st
 }
 
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: ProblemError): FastifyReply {
+  // What the answer was, for the metrics counted once it is sent (src/observability/metrics/http.ts).
+  request.problemCode = problem.code;
   // Framework errors skip onRequest hooks, so the security headers are (re)applied here.
   applySecurityHeaders(reply);
   return reply
@@ -208,6 +210,7 @@ function explained(problem: ProblemError, request: FastifyRequest, explain: Expl
  * (forms) says so in its `415` detail.
  */
 export function registerProblemHandler(app: FastifyInstance, options: { readonly mediaTypes?: string; readonly explain?: ExplainField } = {}): void {
+  if (!app.hasRequestDecorator('problemCode')) app.decorateRequest('problemCode', null);
   app.setErrorHandler((error, request, reply) => {
     let problem = toProblem(error);
     if (problem.code === 'validation_failed' && Array.isArray((error as { validation?: unknown }).validation)) {

@@ -3,6 +3,7 @@ import type { AuditStore } from '../../audit/store.js';
 import type { AuthMethod } from '../../lib/amr.js';
 import { type Clock, iso } from '../../clock.js';
 import { ProblemError } from '../../errors.js';
+import type { MfaVerificationCount } from '../../observability/metrics/mfa.js';
 import type { LockoutStore, Reservation } from './lockout-store.js';
 import { normalizeRecoveryCode, recoveryCodeDigest } from './recovery-codes.js';
 import type { RecoveryCodeStore } from './recovery-code-store.js';
@@ -30,6 +31,8 @@ export interface SecondFactorDeps {
   readonly lockout: LockoutStore;
   readonly audit: AuditStore;
   readonly clock: Clock;
+  /** `rz_mfa_verifications_total` (docs/operations.md). */
+  readonly count: MfaVerificationCount;
 }
 
 export const invalidCredentials = () => new ProblemError('invalid_credentials');
@@ -53,6 +56,7 @@ export class SecondFactor {
     const now = this.deps.clock.now();
     const reservation = await this.deps.lockout.reserve(userId, now, USER_WINDOW_MS, USER_ATTEMPTS);
     if ('lockedUntil' in reservation) {
+      this.deps.count(method, 'rate_limited');
       const seconds = Math.max(1, Math.ceil((Date.parse(reservation.lockedUntil) - now) / 1000));
       throw new ProblemError('rate_limited', {
         detail: 'Too many failed second factors for this account. Retry after the number of seconds in Retry-After.',
@@ -60,8 +64,12 @@ export class SecondFactor {
       });
     }
     const outcome = await compare(now);
-    if ('refusal' in outcome) throw await this.refused(userId, method, outcome.refusal, reservation, context);
+    if ('refusal' in outcome) {
+      this.deps.count(method, outcome.refusal === 'replayed' ? 'replayed' : 'failed');
+      throw await this.refused(userId, method, outcome.refusal, reservation, context);
+    }
     await this.deps.lockout.release(userId, reservation);
+    this.deps.count(method, 'ok');
     return outcome;
   }
 

@@ -3,6 +3,7 @@ import type { Principal } from '../../auth/principal.js';
 import type { Clock } from '../../clock.js';
 import { ProblemError } from '../../errors.js';
 import { STEP_UP_OPERATIONS } from '../../api/step-up-operations.js';
+import type { AuthDecisions } from '../../observability/metrics/auth.js';
 import type { FactorStore } from './factor-store.js';
 
 /** RFC 8176 methods that prove a second factor (contract §12.5). */
@@ -44,15 +45,27 @@ export class StepUp {
     }
   }
 
-  /** Attaches the check to every listed operation declared after this call, after its guard and validation. */
-  register(app: FastifyInstance): void {
+  /**
+   * Attaches the check to every listed operation declared after this call, after its guard and
+   * before its body is validated: the guard leaves the decision of these operations to it
+   * (`rz_auth_decisions_total` counts one per request), so it counts `ok` or the challenge.
+   */
+  register(app: FastifyInstance, decisions: AuthDecisions | null = null): void {
     app.addHook('onRoute', (route) => {
       const id = route.config?.operationId;
       if (id === undefined || !STEP_UP_OPERATIONS.has(id)) return;
       const check = async (request: FastifyRequest) => {
-        if (request.principal && request.principal.type !== 'service') await this.require(request.principal);
+        const principal = request.principal;
+        if (!principal) return;
+        try {
+          if (principal.type !== 'service') await this.require(principal);
+        } catch (error) {
+          if (error instanceof ProblemError && error.code === 'insufficient_user_authentication') decisions?.decided(principal.type, 'insufficient_user_authentication');
+          throw error;
+        }
+        decisions?.decided(principal.type, 'ok');
       };
-      route.preHandler = [...[route.preHandler ?? []].flat(), check];
+      route.preValidation = [...[route.preValidation ?? []].flat(), check];
     });
   }
 }

@@ -8,6 +8,7 @@ import type { PasswordHasher } from '../password-hasher.js';
 import type { SessionStore } from '../session-store.js';
 import type { UserStore } from '../user-store.js';
 import type { ChangeFeed } from '../../changes/feed.js';
+import { type MfaVerificationCount, NO_MFA_COUNT } from '../../observability/metrics/mfa.js';
 import { FactorService } from './factor-service.js';
 import { SqlMfaUserStore } from './mfa-user-store.js';
 import { Reauth } from './reauth.js';
@@ -48,6 +49,8 @@ export interface MfaDeps {
   readonly sessions: SessionStore;
   readonly userTokens: UserTokens;
   readonly feed: ChangeFeed;
+  /** Counts each second-factor check when metrics are on. */
+  readonly count?: MfaVerificationCount;
 }
 
 /**
@@ -55,7 +58,7 @@ export interface MfaDeps {
  * MFA_ENCRYPTION_KEY_OLD sealed again (docs/mfa.md): a secret no configured key opens refuses the
  * start, naming the factor, rather than failing that user's logins one by one.
  */
-export async function createMfa({ db, config, users, audit, clock, hasher, sessions, userTokens, feed }: MfaDeps): Promise<Mfa> {
+export async function createMfa({ db, config, users, audit, clock, hasher, sessions, userTokens, feed, count = NO_MFA_COUNT }: MfaDeps): Promise<Mfa> {
   const totpStore = new SqlTotpStore(db);
   const secrets = new TotpSecrets(config.encryption);
   await resealTotpSecrets(totpStore, secrets);
@@ -64,7 +67,7 @@ export async function createMfa({ db, config, users, audit, clock, hasher, sessi
   const pending = new SqlPendingLoginStore(db);
   const challenges = new SqlChallengeStore(db);
   const totp = { store: totpStore, secrets };
-  const secondFactor = new SecondFactor({ totp, recoveryCodes, lockout: new SqlLockoutStore(db), audit, clock });
+  const secondFactor = new SecondFactor({ totp, recoveryCodes, lockout: new SqlLockoutStore(db), audit, clock, count });
   const stepUp = new StepUp({ factors, clock, maxAgeS: config.reauthMaxAgeS, allUsers: config.stepUpAllUsers });
   const mfaUsers = new SqlMfaUserStore(db);
   return {

@@ -3,7 +3,7 @@ import { type HotCount, HotCounter } from './hot.js';
 
 /** Who presented the credential: `none` when no credential was recognised. */
 export type DecisionType = 'user' | 'api_token' | 'app_token' | 'service' | 'none';
-export type DecisionOutcome = 'ok' | 'invalid_token' | 'insufficient_scope' | 'rate_limited' | 'network_refused';
+export type DecisionOutcome = 'ok' | 'invalid_token' | 'insufficient_scope' | 'insufficient_user_authentication' | 'rate_limited' | 'network_refused';
 
 /** `rz_auth_decisions_total`: one per request a guarded route answers, or refuses, in its guard. */
 export class AuthDecisions {

@@ -1,6 +1,7 @@
 import type { Registry } from 'prom-client';
 import { AuthDecisions, IntrospectionMetrics } from './auth.js';
 import { HttpMetrics } from './http.js';
+import { type MfaVerificationCount, mfaVerificationCount } from './mfa.js';
 import { type DeliveryCount, deliveryCount, type HashTiming, hashTiming, mailDeliveryCount } from './queues.js';
 import { type RejectionCount, rejectionCount } from './ratelimit.js';
 import { type EventCount, eventCount } from './state.js';
@@ -17,6 +18,7 @@ export interface Series {
   readonly deliveries: DeliveryCount;
   readonly mails: DeliveryCount;
   readonly events: EventCount;
+  readonly mfa: MfaVerificationCount;
 }
 
 const made = new WeakMap<Registry, Series>();
@@ -38,6 +40,7 @@ export function seriesOf(registry: Registry): Series {
       deliveries: deliveryCount(registry),
       mails: mailDeliveryCount(registry),
       events: eventCount(registry),
+      mfa: mfaVerificationCount(registry),
     };
     made.set(registry, series);
   }
