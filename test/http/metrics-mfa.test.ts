@@ -63,10 +63,11 @@ describe('second-factor metrics', () => {
     clock.advance(30_000);
     const token = await mfaToken(t, user.email, PASSWORD);
     const strong = (await verify(t, token, 'totp', code())).json().token as string;
-    const passed = [['rz_auth_decisions_total', { token_type: 'user', outcome: 'ok' }, 1], ['rz_auth_decisions_total', { token_type: 'user', outcome: 'insufficient_user_authentication' }, 0]] satisfies Moves;
+    const ok: Moves[number] = ['rz_auth_decisions_total', { token_type: 'user', outcome: 'ok' }, 1];
+    const passed: Moves = [ok, ['rz_auth_decisions_total', { token_type: 'user', outcome: 'insufficient_user_authentication' }, 0]];
     await expectMoves(async () => expect((await json(t, 'POST', '/api/tokens', { name: 'ci' }, strong)).statusCode).toBe(201), passed);
     // A refused body on a step-up route is still one decision.
-    await expectMoves(async () => expect((await json(t, 'POST', '/api/tokens', { name: 7 }, strong)).statusCode).toBe(400), [passed[0]]);
+    await expectMoves(async () => expect((await json(t, 'POST', '/api/tokens', { name: 7 }, strong)).statusCode).toBe(400), [ok]);
   });
 
   it('counts the checks refused while the account is locked as rate_limited', async () => {
