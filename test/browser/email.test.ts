@@ -2,7 +2,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PASSWORD } from '../helpers/api.js';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
-import { browserAvailable, launch, logIn, openContext, screenshot, serve, signUp, type Served, type Watch } from './harness.js';
+import { browserAvailable, launch, logIn, openContext, screenshot, serve, signedIn, type SignedIn, signUp, type Served, type Watch } from './harness.js';
 
 /*
  * The Developers page's mail screens in chromium (contract §11.4), against the real server sending
@@ -200,5 +200,33 @@ describe.skipIf(!run)('the mail screens in chromium, mail off', { timeout: 60_00
     await expect.poll(() => page.url()).toBe(`${server.url}/developers`);
     expect(watch.cspViolations).toEqual([]);
     expect(watch.consoleErrors).toEqual([]);
+  });
+});
+
+describe.skipIf(!run)('the mail screens in chromium, verification required', { timeout: 90_000 }, () => {
+  let smtp: TestSmtpServer;
+  let signed: SignedIn;
+  const watch: Watch = { urls: [], consoleErrors: [], cspViolations: [] };
+
+  beforeAll(async () => {
+    smtp = await startSmtpServer();
+    signed = await signedIn('grace@example.com', 'grace', watch, { SMTP_URL: smtp.url, MAIL_FROM: 'no-reply@example.test', PUBLIC_URL, EMAIL_VERIFICATION_REQUIRED: 'true' });
+  });
+
+  afterAll(async () => {
+    await signed?.close();
+    await smtp?.close();
+  });
+
+  it('a token refused with email_unverified says what to do, and the banner offers the link again', async () => {
+    const { page } = signed;
+    await page.getByRole('button', { name: 'New token' }).click();
+    await page.getByLabel('Name').fill('deploy script');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    await expect.poll(() => page.locator('#view').innerText()).toContain('Verify your email address first: open the link we mailed you, or choose “Send again” at the top of the page.');
+    expect(await page.getByRole('region', { name: 'Email address not verified' }).getByRole('button', { name: 'Send again' }).count()).toBe(1);
+    expect(await page.getByRole('group', { name: 'New API token value' }).count()).toBe(0);
+    await screenshot(page, 'email-unverified', GROUP);
+    expect(watch.cspViolations).toEqual([]);
   });
 });
