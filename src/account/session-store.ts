@@ -215,12 +215,24 @@ export class SessionStore {
     }
   }
 
-  /** Records a step-up (contract §12.5) on an active session, with its audit event; false when the session ended. */
-  async reauthenticate(id: string, auth: SessionAuthentication, event: AuditEvent): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
-      const result = await trx.updateTable('sessions').set({ amr: auth.amr.join(' '), auth_time: auth.authTime }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+  /**
+   * Records a step-up (contract §12.5) on an active session, with its audit event: its methods, its
+   * `auth_time` and its end, which moves to the end of the token the step-up issues (a session lives
+   * as long as its newest token). The change makes every instance read the session again. False when
+   * the session ended.
+   */
+  async reauthenticate(id: string, auth: SessionAuthentication, expiresAt: string, event: AuditEvent): Promise<boolean> {
+    return changeTransaction(this.db, async (trx) => {
+      const result = await trx
+        .updateTable('sessions')
+        .set({ amr: auth.amr.join(' '), auth_time: auth.authTime, expires_at: expiresAt })
+        .where('id', '=', id)
+        .where('revoked_at', 'is', null)
+        .where('expires_at', '>', auth.authTime)
+        .executeTakeFirst();
       if (result.numUpdatedRows === 0n) return false;
       await recordAudit(trx, event);
+      await recordChange(trx, 'session', id, auth.authTime, null);
       return true;
     });
   }

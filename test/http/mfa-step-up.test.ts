@@ -9,7 +9,7 @@ import { addRecoveryCodes, addTotp, mfaEnv, mfaToken, verify } from '../helpers/
 const CHALLENGE = 'Bearer realm="rz", error="insufficient_user_authentication", max_age="900"';
 const WINDOW_MS = 900_000;
 
-/** Every route of contract §12.5, with a body its schema accepts: step-up is checked after validation, before the work. */
+/** Every route of contract §12.5, with a body its schema accepts, so that only step-up can refuse it. */
 const LISTED: ReadonlyArray<readonly [string, 'POST' | 'DELETE', (id: string) => string, unknown]> = [
   ['create an API token', 'POST', () => '/api/tokens', { name: 'ci' }],
   ['rotate a token', 'POST', (id) => `/api/tokens/${id}/rotate`, {}],
@@ -84,6 +84,22 @@ describe('step-up', () => {
       expect(sessions.find((s: { current: boolean }) => s.current)).toMatchObject({ auth_time: new Date(Math.floor(clock.now() / 1000) * 1000).toISOString() });
       const [event] = await t.services.audit.list({ userId: user.id, type: 'auth.reauth', limit: 1 });
       expect(event?.details).toEqual({ amr: ['pwd', 'otp', 'mfa'] });
+    });
+
+    it('a reauth token outlives the session it was issued for: the session now ends with the new token', async () => {
+      const { jwt, code } = await withFactor();
+      // Near the end of the session, a step-up gives a token that lives a full TTL from now.
+      clock.advance(50 * 60_000);
+      const res = await json(t, 'POST', '/api/auth/reauth', { method: 'totp', code: code() }, jwt);
+      expect(res.statusCode, res.body).toBe(200);
+      const fresh = res.json().token as string;
+      clock.advance(20 * 60_000);
+      // Past the first token's end, before the new one's: the new token works, and the session ends with it.
+      expect((await json(t, 'GET', '/api/me', undefined, fresh)).statusCode).toBe(200);
+      const sid = decodeJwt(fresh).sid as string;
+      const session = await t.services.database.db.selectFrom('sessions').select('expires_at').where('id', '=', sid).executeTakeFirstOrThrow();
+      expect(session.expires_at).toBe(new Date((decodeJwt(fresh).exp ?? 0) * 1000).toISOString());
+      expectProblem(await json(t, 'GET', '/api/me', undefined, jwt), 401, 'invalid_token');
     });
 
     it('reauth with a recovery code works, once', async () => {

@@ -1,6 +1,7 @@
 import { auditEvent, type RequestContext } from '../../audit/events.js';
 import type { AuditStore } from '../../audit/store.js';
 import type { UserTokens } from '../../auth/jwt.js';
+import type { ChangeFeed } from '../../changes/feed.js';
 import type { Principal } from '../../auth/principal.js';
 import { type Clock, iso } from '../../clock.js';
 import { invalidToken } from '../../errors.js';
@@ -24,6 +25,7 @@ export interface ReauthDeps {
   readonly userTokens: UserTokens;
   readonly audit: AuditStore;
   readonly clock: Clock;
+  readonly feed: ChangeFeed;
 }
 
 /** The session's methods with the new ones; `mfa` once a password and a second factor are both in. */
@@ -54,8 +56,12 @@ export class Reauth {
     const now = this.deps.clock.now();
     const amr = combined(principal.auth?.amr ?? ['pwd'], added);
     const event = auditEvent({ type: 'auth.reauth', userId, actor: { type: 'user', id: userId }, subject: { type: 'session', id: principal.credentialId }, details: { amr } }, context, now);
-    if (!(await this.deps.sessions.reauthenticate(principal.credentialId, { amr, authTime: iso(now) }, event))) throw invalidToken();
-    return (await this.deps.userTokens.issue(userId, principal.credentialId, now, { amr, authTime: now })).token;
+    const issued = await this.deps.userTokens.issue(userId, principal.credentialId, now, { amr, authTime: now });
+    // Not handed out unless the session took its new end: an ended session gets no token.
+    if (!(await this.deps.sessions.reauthenticate(principal.credentialId, { amr, authTime: iso(now) }, iso(issued.expiresAt), event))) throw invalidToken();
+    // Every instance reads the session's new end before the token is used.
+    await this.deps.feed.committed('session', principal.credentialId);
+    return issued.token;
   }
 
   private async checkPassword(userId: string, password: string): Promise<void> {

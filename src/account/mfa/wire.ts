@@ -74,7 +74,7 @@ export async function createMfa({ db, config, users, audit, clock, hasher, sessi
     factors: new FactorService({ config, factors, totp, recoveryCodes, mfaUsers, secondFactor, stepUp, sessions, feed, audit, clock }),
     login: new MfaLogin({ factors, recoveryCodes, pending, secondFactor, users, audit, clock }),
     stepUp,
-    reauth: new Reauth({ secondFactor, factors, users, hasher, sessions, userTokens, audit, clock }),
+    reauth: new Reauth({ secondFactor, factors, users, hasher, sessions, userTokens, audit, clock, feed }),
     sweeps: [
       { name: 'waiting second-factor logins', run: (now) => pending.deleteExpired(iso(now)) },
       { name: 'WebAuthn challenges', run: (now) => challenges.deleteExpired(iso(now)) },
