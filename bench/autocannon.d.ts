@@ -11,6 +11,8 @@ declare module 'autocannon' {
       method?: 'GET' | 'POST';
       headers?: Record<string, string>;
       body?: string;
+      /** Each request made through `setupRequest`, which may change it (here: its body). */
+      requests?: { setupRequest: (request: { body?: string }) => { body?: string } }[];
       /** Seconds before a request counts as a timeout. */
       timeout?: number;
     }

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,12 @@ import { freshPostgresDatabase, REDIS_URL, uniquePrefix } from '../test/helpers/
 
 export const MODES = ['sqlite', 'postgres'] as const;
 export type Mode = (typeof MODES)[number];
+
+/**
+ * Authenticator apps need a key for their secrets at rest (docs/mfa.md); one per run, the same for
+ * every process of it (the servers, the CLI, the harness writing factors in bench/mfa.ts).
+ */
+const MFA_ENCRYPTION_KEY = randomBytes(32).toString('base64');
 
 /** The largest quota rz-auth accepts, per minute: no run comes near it. */
 const UNREACHABLE_QUOTA = '1000000000/60';
@@ -88,6 +95,7 @@ export function rzAuthEnv(store: Store): Record<string, string> {
     // The creation scenario makes every token for one user: past the shipped cap (500) it would
     // measure 409s. Each creation still counts the user's active tokens under the cap.
     MAX_API_TOKENS_PER_USER: '1000000',
+    MFA_ENCRYPTION_KEY,
     ...store.env,
     ...(process.env.RZ_BENCH_ENV ? (JSON.parse(process.env.RZ_BENCH_ENV) as Record<string, string>) : {}),
   };

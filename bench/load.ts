@@ -10,6 +10,11 @@ export interface LoadSpec {
   readonly token?: string;
   /** Sent as JSON. */
   readonly body?: unknown;
+  /**
+   * JSON bodies sent one per request, in order, instead of `body`: for requests that each work once
+   * (bench/mfa.ts). Past the last one the list starts again, and rz-auth's refusals fail the run.
+   */
+  readonly bodies?: readonly string[];
   /** Sent as a form (application/x-www-form-urlencoded), instead of a JSON body. */
   readonly form?: Readonly<Record<string, string>>;
   /** Closed loop: each connection sends its next request as soon as the answer to the last arrives. */
@@ -55,14 +60,17 @@ export function startLoad(generator: LoadGenerator, baseUrl: string, spec: LoadS
 export function startAutocannon(baseUrl: string, spec: LoadSpec, seconds: number): RunningLoad {
   const headers: Record<string, string> = {};
   if (spec.token !== undefined) headers.authorization = `Bearer ${spec.token}`;
-  if (spec.body !== undefined) headers['content-type'] = 'application/json';
+  if (spec.body !== undefined || spec.bodies !== undefined) headers['content-type'] = 'application/json';
   if (spec.form !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
   const body = spec.form !== undefined ? new URLSearchParams(spec.form).toString() : spec.body !== undefined ? JSON.stringify(spec.body) : undefined;
+  const { bodies } = spec;
+  let sent = 0;
   const instance = autocannon({
     url: `${baseUrl}${spec.path}`,
     method: spec.method,
     headers,
     ...(body === undefined ? {} : { body }),
+    ...(bodies === undefined || bodies.length === 0 ? {} : { requests: [{ setupRequest: (request) => ({ ...request, body: bodies[sent++ % bodies.length] }) }] }),
     connections: spec.connections,
     pipelining: 1,
     duration: seconds,

@@ -5,6 +5,7 @@ import type { LoadShape, Scenario } from './scenarios.js';
 import type { LoadSpec } from './load.js';
 import { hasExited, mailSinkOf, metricsUrlOf, type Servers } from './servers.js';
 import { type MailFeed, mailsAccepted } from './mail.js';
+import type { SecondFactorLogins } from './mfa.js';
 import type { Credentials } from './setup.js';
 
 /** One measured stretch of one scenario. */
@@ -29,6 +30,8 @@ export interface MeasureContext {
   readonly generator: LoadGenerator;
   /** Starts queueing mails at a rate into the store's outbox (scenarios with `mailFeed`). */
   readonly mailFeed?: (perSecond: number) => Promise<MailFeed>;
+  /** Bodies for the scenarios with `secondFactorLogins`. */
+  readonly secondFactorLogins?: SecondFactorLogins;
 }
 
 /** A background load runs this long before a slice without a warm-up, so the slice sees it at full strength. */
@@ -49,19 +52,27 @@ export async function measureSlice(ctx: MeasureContext, scenario: Scenario, seco
   const server = ctx.servers.get(scenario.server);
   const pid = server?.child.pid;
   if (!server || pid === undefined) throw new Error(`${scenario.server} is not running`);
-  const spec = scenario.load(ctx.credentials, ctx.shape);
+  const base = scenario.load(ctx.credentials, ctx.shape);
+  // Made just before each run: every body works once, its code for 30 s at least.
+  const specFor = async (runSeconds: number): Promise<LoadSpec> => {
+    if (!scenario.secondFactorLogins) return base;
+    if (!ctx.secondFactorLogins) throw new Error(`${scenario.id} needs the second-factor logins of bench/mfa.ts`);
+    return { ...base, bodies: await ctx.secondFactorLogins.bodies(scenario.id, runSeconds) };
+  };
   const backgroundSpec = scenario.background?.(ctx.credentials, ctx.shape);
   const urlOf = (load: LoadSpec): string => (load.listener === 'metrics' ? metricsUrlOf(server) : server.url);
+  const url = urlOf(base);
   resetPeakRss(pid);
   const background = backgroundSpec && startLoad(ctx.generator, urlOf(backgroundSpec), backgroundSpec, ctx.warmupSeconds + seconds + 60);
   const mails = scenario.mailFeed === undefined ? undefined : await ctx.mailFeed?.(scenario.mailFeed);
   try {
-    if (first && ctx.warmupSeconds > 0) assertHealthy(`${scenario.id} warm-up`, await runLoad(ctx.generator, urlOf(spec), spec, ctx.warmupSeconds));
+    if (first && ctx.warmupSeconds > 0) assertHealthy(`${scenario.id} warm-up`, await runLoad(ctx.generator, url, await specFor(ctx.warmupSeconds), ctx.warmupSeconds));
     else if (background || mails) await sleep(LEAD_IN_MS);
+    const spec = await specFor(seconds);
     const sentBefore = mails ? await mailsAccepted(mailSinkOf(server)) : 0;
     const startedAt = performance.now();
     const [serverBefore, selfBefore] = [processCpuSeconds(pid), cpuSeconds()];
-    const result = await runLoad(ctx.generator, urlOf(spec), spec, seconds);
+    const result = await runLoad(ctx.generator, url, spec, seconds);
     const [serverAfter, selfAfter] = [processCpuSeconds(pid), cpuSeconds()];
     const wall = (performance.now() - startedAt) / 1000;
     const mailRate = mails ? ((await mailsAccepted(mailSinkOf(server))) - sentBefore) / wall : undefined;

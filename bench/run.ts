@@ -13,6 +13,7 @@ import { type Scenario, selectScenarios } from './scenarios.js';
 import { ensureBuilt, NEEDS_CREDENTIALS, type ServerName, startServers, stopServer } from './servers.js';
 import { createCredentials } from './setup.js';
 import { startMailFeed } from './mail.js';
+import { prepareSecondFactorLogins, type SecondFactorLogins } from './mfa.js';
 import { wrkVersion } from './wrk.js';
 
 /*
@@ -82,12 +83,18 @@ async function run(options: Options, store: Store, servers: Map<ServerName, Serv
   if (!rzAuth) throw new Error('rz-auth is not running');
   const credentials = await createCredentials(rzAuth.url, rzAuthEnv(store));
   await startServers(names.filter((n) => NEEDS_CREDENTIALS.has(n)), { store, rzAuth: { url: rzAuth.url, credentials } }, servers);
-  const ctx = { servers, credentials, shape: options, warmupSeconds: options.warmupSeconds, generator, mailFeed: (perSecond: number) => startMailFeed(store, perSecond) };
+  let secondFactorLogins: SecondFactorLogins | undefined;
+  if (scenarios.some((s) => s.secondFactorLogins)) {
+    const writing = Date.now();
+    secondFactorLogins = await prepareSecondFactorLogins(store);
+    console.log(`second-factor logins: users with an authenticator app written in ${Math.round((Date.now() - writing) / 1000)} s`);
+  }
+  const ctx = { servers, credentials, shape: options, warmupSeconds: options.warmupSeconds, generator, mailFeed: (perSecond: number) => startMailFeed(store, perSecond), secondFactorLogins };
   const results = await runScenarios(scenarios, options, async (scenario, seconds, first) => {
     const slice = await measureSlice(ctx, scenario, seconds, first);
     progress(scenario, seconds, slice);
     return slice;
-  });
+  }).finally(() => secondFactorLogins?.close());
   const seconds = Math.round((Date.now() - started) / 1000);
   report(scenarios, summarize(scenarios, results, machine.cores), options, machine, store, seconds);
 }

@@ -41,6 +41,8 @@ export interface Scenario {
   readonly background?: (c: Credentials, shape: LoadShape) => LoadSpec;
   /** Mails queued per second into the outbox around the measured load (bench/mail.ts); the row's background figure is then mails sent per second. */
   readonly mailFeed?: number;
+  /** The load's bodies are second steps of logins, each with its own `mfa_token` and TOTP code, made before each run (bench/mfa.ts). */
+  readonly secondFactorLogins?: true;
   readonly targets: readonly Target[];
 }
 
@@ -50,6 +52,9 @@ const RSS: Target = { kind: 'rss', maxMb: 150 };
 const me = (token: string, connections: number): LoadSpec => ({ method: 'GET', path: '/api/me', token, connections });
 
 const whoami = (token: string, connections: number): LoadSpec => ({ method: 'GET', path: '/whoami', token, connections });
+
+/** The second step of a login; its bodies come from bench/mfa.ts (`secondFactorLogins`). */
+const mfaVerify = (connections: number): LoadSpec => ({ method: 'POST', path: '/api/auth/mfa/verify', connections });
 
 const login = (c: Credentials, shape: LoadShape): LoadSpec => ({
   method: 'POST',
@@ -80,6 +85,17 @@ export const SCENARIOS: readonly Scenario[] = [
   hotMe('me-api-token-allow-list', 'GET /api/me, API token with a network allow-list', (c) => c.allowListedToken, 0.75),
   hotMe('me-app-token', 'GET /api/me, app token', (c) => c.appToken, 0.8),
   hotMe('me-user-jwt', 'GET /api/me, user JWT', (c) => c.jwt, 0.7),
+  {
+    // Contract §12.11 compares with the previous build, which a run cannot start beside this one:
+    // the baseline is this build's password-only JWT (amr ["pwd"]) on the same route. What the
+    // row measures is what a second factor (in the token's amr, on the account) costs GET /api/me.
+    id: 'me-user-jwt-mfa',
+    title: 'GET /api/me, user JWT from password + TOTP (amr, auth_time), against a password-only JWT (not the previous build)',
+    server: 'rz-auth',
+    baseline: 'me-user-jwt',
+    load: (c, s) => me(c.mfaJwt, s.connections),
+    targets: [{ kind: 'ratio', min: 0.97 }, RSS],
+  },
   {
     // What counting every request costs: the same process and load with METRICS_ADDR set.
     id: 'me-api-token-metrics',
@@ -164,6 +180,18 @@ export const SCENARIOS: readonly Scenario[] = [
     targets: [{ kind: 'rps', min: 2000 }, RSS],
   },
   {
+    // The second step of a login against a token creation: both write (the attempt, the factor's
+    // step, the token's end, a session and an audit line against a token row and an audit line).
+    // Each request has its own mfa_token and user, written by the harness (bench/mfa.ts).
+    id: 'mfa-verify',
+    title: 'POST /api/auth/mfa/verify (TOTP), a fresh mfa_token and factor step per request',
+    server: 'rz-auth',
+    baseline: 'tokens-create',
+    load: (_c, s) => mfaVerify(s.connections),
+    secondFactorLogins: true,
+    targets: [{ kind: 'ratio', min: 0.8 }, RSS],
+  },
+  {
     // A reset request is one insert on the request path whatever the email; looking the email up
     // happens after the answer (docs/email.md), and its CPU is counted per request too.
     id: 'password-reset',
@@ -196,6 +224,18 @@ export const SCENARIOS: readonly Scenario[] = [
     title: 'GET /api/me, API token, latency probe, during a login flood',
     server: 'rz-auth',
     load: (c, s) => me(c.apiToken, s.probeConnections),
+    background: login,
+    targets: [{ kind: 'p99', maxMs: 25 }, RSS],
+  },
+  {
+    // The second step's responsiveness while argon2id saturates its pool: a probe's two
+    // connections, as me-probe-during-login-flood (at 50 connections its p99 would be queueing
+    // behind the load's own writes, not what the flood does to it). No baseline, like that probe.
+    id: 'mfa-verify-during-login-flood',
+    title: 'POST /api/auth/mfa/verify (TOTP), latency probe, during a login flood',
+    server: 'rz-auth',
+    load: (_c, s) => mfaVerify(s.probeConnections),
+    secondFactorLogins: true,
     background: login,
     targets: [{ kind: 'p99', maxMs: 25 }, RSS],
   },

@@ -1,11 +1,14 @@
+import { totpCodeAt } from '../src/account/mfa/totp.js';
 import { request, runCli } from '../test/helpers/server-process.js';
 
 /** What the scenarios authenticate with, created through the public API like any client would. */
 export interface Credentials {
   readonly email: string;
   readonly password: string;
-  /** A user token (JWT) from POST /api/auth/login. */
+  /** A user token (JWT) from POST /api/auth/login: `amr` ["pwd"]. */
   readonly jwt: string;
+  /** A user token of another user, from a login with password and TOTP: `amr` ["pwd","otp","mfa"]. */
+  readonly mfaJwt: string;
   /** An API token (`rz_…`) with no scopes: GET /api/me only. */
   readonly apiToken: string;
   /** An API token with a network allow-list that admits the load generator. */
@@ -36,6 +39,30 @@ async function createServiceToken(env: Record<string, string>): Promise<string> 
 }
 
 /**
+ * A second user with an authenticator app, enrolled through the API as the page does, then logged
+ * in with password and code: a JWT like `jwt`, whose `amr` and `auth_time` tell of a second factor.
+ * Not the first user: its factor would put POST /api/tokens (tokens-create) behind step-up.
+ */
+async function mfaLogin(baseUrl: string): Promise<string> {
+  const email = 'bench-mfa@example.com';
+  const signupJwt = await tokenFrom(baseUrl, 'POST', '/api/auth/signup', { body: { email, username: 'bench_mfa', password: PASSWORD } });
+  const started = await request(baseUrl, 'POST', '/api/me/mfa/totp', { token: signupJwt });
+  const { factor_id: factorId, secret } = (started.body ?? {}) as { factor_id?: string; secret?: string };
+  if (started.status !== 201 || factorId === undefined || secret === undefined) throw new Error(`setup: POST /api/me/mfa/totp answered ${started.status}: ${JSON.stringify(started.body)}`);
+  const confirmed = await request(baseUrl, 'POST', `/api/me/mfa/totp/${factorId}/confirm`, { token: signupJwt, body: { code: totpCodeAt(secret, Date.now()) } });
+  if (confirmed.status !== 200) throw new Error(`setup: confirming the factor answered ${confirmed.status}: ${JSON.stringify(confirmed.body)}`);
+  const pending = await request(baseUrl, 'POST', '/api/auth/login', { body: { email, password: PASSWORD } });
+  const mfaToken = (pending.body as { mfa_token?: unknown } | null)?.mfa_token;
+  if (typeof mfaToken !== 'string') throw new Error(`setup: the login answered ${pending.status}: ${JSON.stringify(pending.body)}`);
+  // The next step's code: the confirmation took this one, and rz-auth accepts T+1.
+  const jwt = await tokenFrom(baseUrl, 'POST', '/api/auth/mfa/verify', { body: { mfa_token: mfaToken, method: 'totp', code: totpCodeAt(secret, Date.now() + 30_000) } });
+  const me = await request(baseUrl, 'GET', '/api/me', { token: jwt });
+  const amr = (me.body as { auth?: { amr?: unknown } } | null)?.auth?.amr;
+  if (!Array.isArray(amr) || !amr.includes('otp')) throw new Error(`setup: GET /api/me with the TOTP login's JWT answered ${me.status}: ${JSON.stringify(me.body)}`);
+  return jwt;
+}
+
+/**
  * Signs up one user, creates an API token and an app (with its app token), logs in for a JWT, has
  * the CLI create a service credential with the server's environment (`env`), and checks that GET
  * /api/me accepts each user credential as the type it is and that introspection finds the API token
@@ -51,7 +78,8 @@ export async function createCredentials(baseUrl: string, env: Record<string, str
   });
   const appToken = await tokenFrom(baseUrl, 'POST', '/api/apps', { token: signupJwt, body: { name: 'Bench app' } });
   const jwt = await tokenFrom(baseUrl, 'POST', '/api/auth/login', { body: { email: EMAIL, password: PASSWORD } });
-  for (const [token, type] of [[jwt, 'user'], [apiToken, 'api_token'], [allowListedToken, 'api_token'], [appToken, 'app_token']] as const) {
+  const mfaJwt = await mfaLogin(baseUrl);
+  for (const [token, type] of [[jwt, 'user'], [mfaJwt, 'user'], [apiToken, 'api_token'], [allowListedToken, 'api_token'], [appToken, 'app_token']] as const) {
     const me = await request(baseUrl, 'GET', '/api/me', { token });
     if ((me.body as { auth?: { type?: unknown } } | null)?.auth?.type !== type) {
       throw new Error(`setup: GET /api/me with a ${type} answered ${me.status}: ${JSON.stringify(me.body)}`);
@@ -65,5 +93,5 @@ export async function createCredentials(baseUrl: string, env: Record<string, str
   });
   const answer = (await introspected.json()) as { active?: unknown };
   if (answer.active !== true) throw new Error(`setup: POST /api/introspect answered ${introspected.status}: ${JSON.stringify(answer)}`);
-  return { email: EMAIL, password: PASSWORD, jwt, apiToken, allowListedToken, appToken, serviceToken };
+  return { email: EMAIL, password: PASSWORD, jwt, mfaJwt, apiToken, allowListedToken, appToken, serviceToken };
 }

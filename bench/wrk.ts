@@ -43,10 +43,12 @@ export function wrkScript(spec: LoadSpec): string {
     headers['Content-Type'] = 'application/json';
     body = JSON.stringify(spec.body);
   }
+  if (spec.bodies !== undefined) headers['Content-Type'] = 'application/json';
   return [
     `wrk.method = ${luaString(spec.method)}`,
     ...(body === undefined ? [] : [`wrk.body = ${luaString(body)}`]),
     ...Object.entries(headers).map(([name, value]) => `wrk.headers["${name}"] = ${luaString(value)}`),
+    ...(spec.bodies === undefined || spec.bodies.length === 0 ? [] : bodiesScript(spec.bodies)),
     'done = function(summary, latency, requests)',
     '  local q = {}',
     `  for i = 1, ${QUANTILES} do q[i] = string.format("%d", latency:percentile((i - 0.5) * 100 / ${QUANTILES})) end`,
@@ -57,6 +59,18 @@ export function wrkScript(spec: LoadSpec): string {
     'end',
     '',
   ].join('\n');
+}
+
+/** A request() that sends the bodies one per request, in order, starting again past the last. */
+function bodiesScript(bodies: readonly string[]): string[] {
+  return [
+    `local bodies = {${bodies.map(luaString).join(',\n')}}`,
+    'local sent = 0',
+    'request = function()',
+    '  sent = sent % #bodies + 1',
+    '  return wrk.format(nil, nil, nil, bodies[sent])',
+    'end',
+  ];
 }
 
 /** What wrk's done() reported. */

@@ -59,6 +59,15 @@ app.post('/games', { config: { rzAuth: { scopes: ['games:publish'] } }, schema: 
   reply.code(201).send({ id: randomUUID(), title: request.body.title, published_by: request.caller.userId }),
 );
 
+// Making a game public is a person's decision: a user token holding games:publish whose login is
+// at most 5 minutes old and used a second factor (step-up, RFC 9470). An API or app token is
+// refused 403; an older or password-only login gets the 401 challenge, answered with
+// POST /api/auth/reauth at rz-auth.
+app.post('/games/:id/publish', { config: { rzAuth: { scopes: ['games:publish'], mfa: true, maxAge: 300 } } }, async (request) => ({
+  id: request.params.id,
+  published_by: request.caller.userId,
+}));
+
 // Metrics on a port of their own, so that they are never served to the service's callers.
 const metrics = registry && Fastify({ logger: false });
 metrics?.get('/metrics', async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));

@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { totpCodeAt } from '../../src/account/mfa/totp.js';
 import { tempDir } from '../helpers/app.js';
 import { scopesFileEnv } from '../helpers/scopes.js';
 import { assertBuilt, request, ROOT, runCli, type ServerProcess, spawnNode, spawnServer } from '../helpers/server-process.js';
@@ -24,7 +26,7 @@ const streamUp = async (url: string) => {
 const streamDown = async (url: string) => ((await (await fetch(`${url}/healthz`)).json()) as { events?: string }).events === 'down';
 
 beforeAll(async () => {
-  const env = { DATABASE_URL: `sqlite:${join(temp.dir, 'rz.db')}`, RATE_LIMITS: 'off', ...scopesFileEnv(temp.dir) };
+  const env = { DATABASE_URL: `sqlite:${join(temp.dir, 'rz.db')}`, RATE_LIMITS: 'off', MFA_ENCRYPTION_KEY: randomBytes(32).toString('base64'), ...scopesFileEnv(temp.dir) };
   rz = await spawnServer(env, 30_000);
   const created = await runCli(['services', 'create', 'games'], env);
   expect(created.code, created.stderr).toBe(0);
@@ -78,6 +80,33 @@ describe('the example resource server', () => {
     expect(unscoped.body).toMatchObject({ code: 'insufficient_scope' });
     const anonymous = await publish();
     expect([anonymous.status, (anonymous.body as { code: string }).code]).toEqual([401, 'unauthorized']);
+  });
+
+  it('POST /games/{id}/publish: a login with TOTP passes; a password-only login gets the RFC 9470 challenge, an API token 403', async () => {
+    const body = { email: 'stepup@example.com', username: 'stepup', password: PASSWORD };
+    const passwordOnly = ((await request(rz.url, 'POST', '/api/auth/signup', { body })).body as { token: string }).token;
+    // An authenticator app through the enrolment routes, confirmed with the code of this step.
+    const started = await request(rz.url, 'POST', '/api/me/mfa/totp', { token: passwordOnly });
+    const { factor_id: factorId, secret } = started.body as { factor_id: string; secret: string };
+    expect((await request(rz.url, 'POST', `/api/me/mfa/totp/${factorId}/confirm`, { token: passwordOnly, body: { code: totpCodeAt(secret, Date.now()) } })).status).toBe(200);
+    const pending = await request(rz.url, 'POST', '/api/auth/login', { body: { email: body.email, password: PASSWORD } });
+    const mfaToken = (pending.body as { mfa_token: string }).mfa_token;
+    // The next step's code: the confirmation took this one, and rz-auth accepts T+1.
+    const verified = await request(rz.url, 'POST', '/api/auth/mfa/verify', { body: { mfa_token: mfaToken, method: 'totp', code: totpCodeAt(secret, Date.now() + 30_000) } });
+    expect(verified.status, JSON.stringify(verified.body)).toBe(200);
+    const withTotp = (verified.body as { token: string }).token;
+
+    const published = await request(example.url, 'POST', '/games/g1/publish', { token: withTotp });
+    expect([published.status, published.body]).toEqual([200, { id: 'g1', published_by: expect.any(String) }]);
+    const challenged = await request(example.url, 'POST', '/games/g1/publish', { token: passwordOnly });
+    expect([challenged.status, challenged.headers.get('www-authenticate'), (challenged.body as { code: string }).code]).toEqual([
+      401,
+      'Bearer realm="games", error="insufficient_user_authentication", max_age="300"',
+      'insufficient_user_authentication',
+    ]);
+    const scoped = await tokenWith(['games:publish']);
+    const refused = await request(example.url, 'POST', '/games/g1/publish', { token: scoped.token });
+    expect([refused.status, (refused.body as { code: string; message: string }).code, (refused.body as { message: string }).message]).toEqual([403, 'insufficient_scope', expect.stringMatching(/user login/)]);
   });
 
   it('refuses a revoked token within 100 ms of the revocation\'s 204', async () => {

@@ -1,5 +1,9 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { parseWrkOutput, wrkScript } from '../../bench/wrk.js';
+import { startLoad } from '../../bench/load.js';
+import { parseWrkOutput, wrkScript, wrkVersion } from '../../bench/wrk.js';
 
 /** wrk's own report, then the line the script's done() writes. */
 const OUTPUT = `Running 2s test @ http://127.0.0.1:4000/api/me
@@ -46,4 +50,32 @@ describe('the benchmark: wrk as the load generator', () => {
     expect(wrkScript({ method: 'GET', path: '/api/me', connections: 2 })).not.toContain('wrk.body');
     expect(() => wrkScript({ method: 'POST', path: '/', body: { a: ']==]' }, connections: 1 })).toThrow();
   });
+
+  // Bodies that each work once (bench/mfa.ts): a body sent twice would be a refusal, not a figure.
+  for (const generator of ['wrk', 'autocannon'] as const) {
+    it.skipIf(generator === 'wrk' && wrkVersion() === null)(`${generator} sends a list of bodies one per request, in order, never one twice, as JSON`, async () => {
+      const received: string[] = [];
+      const types = new Set<string | undefined>();
+      const server = createServer((req, res) => {
+        let body = '';
+        req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+        req.on('end', () => {
+          received.push(body);
+          types.add(req.headers['content-type']);
+          res.end('{}');
+        });
+      }).listen(0, '127.0.0.1');
+      await once(server, 'listening');
+      const bodies = Array.from({ length: 100_000 }, (_, i) => JSON.stringify({ n: i }));
+      const load = startLoad(generator, `http://127.0.0.1:${(server.address() as AddressInfo).port}`, { method: 'POST', path: '/', bodies, connections: 1 }, 1);
+      await load.result;
+      server.close();
+      // In order and never twice (wrk builds one request before the first it sends: that body is skipped).
+      const sent = received.map((body) => (JSON.parse(body) as { n: number }).n);
+      expect(sent.length).toBeGreaterThan(10);
+      expect(sent.every((n, i) => i === 0 || n === (sent[i - 1] ?? 0) + 1)).toBe(true);
+      expect(sent[0]).toBeLessThanOrEqual(1);
+      expect([...types]).toEqual(['application/json']);
+    });
+  }
 });

@@ -16,6 +16,14 @@ export interface Caller {
    * `verify` already refused the caller unless its address is inside one of them.
    */
   readonly allowedCidrs?: readonly string[];
+  /**
+   * A user token's RFC 8176 methods, as rz-auth signed them in the JWT: `pwd`, `otp`, `hwk`,
+   * `swk`, `user`, `mfa` (`['pwd']` for a token from before rz-auth wrote them). Absent for API
+   * and app tokens.
+   */
+  readonly amr?: readonly string[];
+  /** A user token's last password, second-factor or step-up authentication (`auth_time`). Absent for API and app tokens. */
+  readonly authTime?: Date;
 }
 
 /**

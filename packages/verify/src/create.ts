@@ -2,6 +2,7 @@ import type { Caller } from './caller.js';
 import { expressMiddlewareFor, type Middleware } from './express.js';
 import { type FastifyPlugin, fastifyPluginFor } from './fastify.js';
 import { settingsOf, type VerifierOptions } from './options.js';
+import { type RouteRequirement, requirementOf } from './requirement.js';
 import { Engine, type VerifierCore } from './verifier.js';
 
 export interface Verifier extends VerifierCore {
@@ -9,6 +10,8 @@ export interface Verifier extends VerifierCore {
   readonly fastifyPlugin: FastifyPlugin;
   /** A middleware that sets `req.caller` once the token holds every scope named. */
   expressMiddleware(...scopes: string[]): Middleware;
+  /** A middleware that sets `req.caller` once the token holds every scope and, with `mfa` or `maxAge`, is a user login that meets them. */
+  expressMiddleware(requirement: RouteRequirement): Middleware;
 }
 
 /**
@@ -20,6 +23,7 @@ export function createVerifier(options: VerifierOptions): Verifier {
   return {
     verify: (authorization, clientAddress): Promise<Caller> => engine.verify(authorization, clientAddress),
     requireScopes: (caller, ...scopes) => engine.requireScopes(caller, ...scopes),
+    requireAuth: (caller, requirement) => engine.requireAuth(caller, requirement),
     get streaming() {
       return engine.streaming;
     },
@@ -28,6 +32,7 @@ export function createVerifier(options: VerifierOptions): Verifier {
     },
     close: () => engine.close(),
     fastifyPlugin: fastifyPluginFor(engine),
-    expressMiddleware: (...scopes) => expressMiddlewareFor(engine, scopes),
+    expressMiddleware: (...args: [RouteRequirement] | string[]) =>
+      expressMiddlewareFor(engine, typeof args[0] === 'object' && args.length === 1 ? requirementOf(args[0], 'expressMiddleware') : requirementOf({ scopes: args }, 'expressMiddleware')),
   };
 }

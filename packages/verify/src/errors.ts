@@ -4,6 +4,7 @@ export type VerifyErrorCode =
   | 'invalid_request'
   | 'invalid_token'
   | 'insufficient_scope'
+  | 'insufficient_user_authentication'
   | 'unavailable'
   | 'service_credential_refused'
   | 'rate_limited';
@@ -15,6 +16,7 @@ const STATUS: Readonly<Record<VerifyErrorCode, Status>> = {
   invalid_request: 400,
   invalid_token: 401,
   insufficient_scope: 403,
+  insufficient_user_authentication: 401,
   unavailable: 503,
   service_credential_refused: 503,
   rate_limited: 429,
@@ -25,6 +27,8 @@ const MESSAGES: Readonly<Record<VerifyErrorCode, string>> = {
   invalid_request: 'Send exactly one Authorization header of the form "Bearer <token>".',
   invalid_token: 'The access token is malformed, expired or revoked.',
   insufficient_scope: 'The token is valid but does not allow this operation.',
+  insufficient_user_authentication:
+    'This operation needs a more recent or a stronger authentication: authenticate again at rz-auth (POST /api/auth/reauth), then retry with the new token.',
   unavailable: 'The token cannot be checked: rz-auth is unreachable. Try again shortly.',
   service_credential_refused: 'The token cannot be checked: rz-auth refused this service\'s own credential. Try again later.',
   rate_limited: 'Too many new tokens to check: try again after the time Retry-After gives.',
@@ -43,26 +47,28 @@ export class VerifyError extends Error {
   constructor(
     readonly code: VerifyErrorCode,
     realm: string,
-    options: { scopes?: readonly string[]; cause?: unknown; retryAfter?: number } = {},
+    options: { scopes?: readonly string[]; maxAge?: number; message?: string; cause?: unknown; retryAfter?: number } = {},
   ) {
-    super(MESSAGES[code], options.cause === undefined ? undefined : { cause: options.cause });
+    super(options.message ?? MESSAGES[code], options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'VerifyError';
     this.status = STATUS[code];
     this.retryAfter = options.retryAfter;
-    this.wwwAuthenticate = challenge(code, realm, options.scopes);
+    this.wwwAuthenticate = challenge(code, realm, options);
   }
 }
 
 /**
  * RFC 6750 §3: no error attribute when the request carried no credentials, the scopes needed with
- * insufficient_scope. Realm and scope names are checked at creation to need no escaping.
+ * insufficient_scope; RFC 9470 §3: the `max_age` asked for with insufficient_user_authentication.
+ * Realm and scope names are checked at creation to need no escaping, `maxAge` to be a whole number.
  */
-function challenge(code: VerifyErrorCode, realm: string, scopes: readonly string[] | undefined): string | undefined {
+function challenge(code: VerifyErrorCode, realm: string, options: { scopes?: readonly string[]; maxAge?: number }): string | undefined {
   // A 503 or a 429 is no statement about the token (RFC 6750 §3 defines no challenge for them).
   if (code === 'unavailable' || code === 'service_credential_refused' || code === 'rate_limited') return undefined;
   if (code === 'unauthorized') return `Bearer realm="${realm}"`;
-  const scope = code === 'insufficient_scope' && scopes ? `, scope="${scopes.join(' ')}"` : '';
-  return `Bearer realm="${realm}", error="${code}"${scope}`;
+  const scope = code === 'insufficient_scope' && options.scopes ? `, scope="${options.scopes.join(' ')}"` : '';
+  const maxAge = code === 'insufficient_user_authentication' && options.maxAge !== undefined ? `, max_age="${options.maxAge}"` : '';
+  return `Bearer realm="${realm}", error="${code}"${scope}${maxAge}`;
 }
 
 /** A value that can sit inside a quoted-string of a challenge without escaping. */

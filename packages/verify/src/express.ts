@@ -1,6 +1,7 @@
-import { type Caller, checkScopeNames } from './caller.js';
+import type { Caller } from './caller.js';
 import { VerifyError } from './errors.js';
 import { authorizationOf } from './header.js';
+import { enforce, type Requirement } from './requirement.js';
 import { refusalBody, refusalHeaders } from './respond.js';
 import type { VerifierCore } from './verifier.js';
 
@@ -30,8 +31,7 @@ export type Middleware = (req: RequestLike, res: ResponseLike, next: (error?: un
  * `next()` or the refusal throws goes to `next(error)` too, as Express does with a handler's throw:
  * an error left in the promise would be an unhandled rejection, which ends the service's process.
  */
-export function expressMiddlewareFor(core: VerifierCore, scopes: readonly string[]): Middleware {
-  checkScopeNames(scopes);
+export function expressMiddlewareFor(core: VerifierCore, requirement: Requirement): Middleware {
   return (req, res, next) => {
     const fail = (error: unknown) => {
       if (res.headersSent) return;
@@ -44,7 +44,7 @@ export function expressMiddlewareFor(core: VerifierCore, scopes: readonly string
     core
       .verify(authorizationOf(req), req.ip ?? req.socket?.remoteAddress)
       .then((caller) => {
-        core.requireScopes(caller, ...scopes);
+        enforce(core, caller, requirement);
         return caller;
       })
       .then(

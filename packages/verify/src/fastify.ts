@@ -1,6 +1,7 @@
-import { type Caller, checkScopeNames } from './caller.js';
+import type { Caller } from './caller.js';
 import { VerifyError } from './errors.js';
 import { authorizationOf } from './header.js';
+import { enforce, type Requirement, type RouteRequirement, requirementOf } from './requirement.js';
 import { refusalBody, refusalHeaders } from './respond.js';
 import type { VerifierCore } from './verifier.js';
 
@@ -9,8 +10,11 @@ import type { VerifierCore } from './verifier.js';
  * Fastify (nor fastify-plugin) of its own.
  */
 
-/** A route's option: `config: { rzAuth: true }` for any valid token, `{ rzAuth: { scopes: [...] } }` to require scopes. */
-export type RouteAuth = true | { readonly scopes: readonly string[] };
+/**
+ * A route's option: `config: { rzAuth: true }` for any valid token, `{ rzAuth: { scopes: [...] } }`
+ * to require scopes, with `mfa` and/or `maxAge` to require a user login as `requireAuth` does.
+ */
+export type RouteAuth = true | RouteRequirement;
 
 interface RequestLike {
   readonly headers: { readonly authorization?: string | undefined };
@@ -44,32 +48,31 @@ export type FastifyPlugin = ((instance: FastifyLike, options: unknown, done: (er
   readonly [key: symbol]: unknown;
 };
 
-function routeAuthOf(config: unknown): readonly string[] | null {
+const ANY_TOKEN: Requirement = Object.freeze({ scopes: Object.freeze([]), auth: null });
+
+function routeAuthOf(config: unknown): Requirement | null {
   if (typeof config !== 'object' || config === null || !('rzAuth' in config)) return null;
   const auth = (config as { rzAuth: unknown }).rzAuth;
-  if (auth === true) return [];
-  const scopes = typeof auth === 'object' && auth !== null ? (auth as { scopes?: unknown }).scopes : undefined;
-  if (!Array.isArray(scopes)) throw new TypeError('rzAuth route option: true or { scopes: string[] }');
-  checkScopeNames(scopes);
-  return scopes as string[];
+  if (auth === true) return ANY_TOKEN;
+  return requirementOf(auth, 'rzAuth route option: true or { scopes?: string[], mfa?: boolean, maxAge?: seconds }');
 }
 
-/** Each route's scopes, read from its config once (configs are the route's own objects). */
-const scopesOfConfig = new WeakMap<object, readonly string[] | null>();
-function scopesOf(config: unknown): readonly string[] | null {
+/** Each route's demands, read from its config once (configs are the route's own objects). */
+const requirementOfConfig = new WeakMap<object, Requirement | null>();
+function demandsOf(config: unknown): Requirement | null {
   if (typeof config !== 'object' || config === null) return null;
-  let scopes = scopesOfConfig.get(config);
-  if (scopes === undefined) scopesOfConfig.set(config, (scopes = routeAuthOf(config)));
-  return scopes;
+  let requirement = requirementOfConfig.get(config);
+  if (requirement === undefined) requirementOfConfig.set(config, (requirement = routeAuthOf(config)));
+  return requirement;
 }
 
 function hookFor(core: VerifierCore): Hook {
   return async (request, reply) => {
-    const scopes = scopesOf(request.routeOptions.config);
-    if (scopes === null) return undefined;
+    const requirement = demandsOf(request.routeOptions.config);
+    if (requirement === null) return undefined;
     try {
       const caller = await core.verify(authorizationOf({ headers: request.headers, rawHeaders: request.raw.rawHeaders }), request.ip);
-      core.requireScopes(caller, ...scopes);
+      enforce(core, caller, requirement);
       request.caller = caller;
     } catch (error) {
       if (!(error instanceof VerifyError)) throw error;
@@ -93,7 +96,7 @@ function hookFor(core: VerifierCore): Hook {
 export function fastifyPluginFor(core: VerifierCore): FastifyPlugin {
   const plugin = (instance: FastifyLike, _options: unknown, done: (error?: Error) => void): void => {
     instance.decorateRequest('caller', null);
-    instance.addHook('onRoute', (route) => void scopesOf(route.config));
+    instance.addHook('onRoute', (route) => void demandsOf(route.config));
     instance.addHook('onRequest', hookFor(core));
     done();
   };

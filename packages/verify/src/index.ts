@@ -7,3 +7,5 @@ export type { Middleware } from './express.js';
 export type { MetricsRegistry, VerifyOutcome } from './metrics.js';
 export type { FastifyPlugin, RouteAuth } from './fastify.js';
 export type { VerifierOptions } from './options.js';
+export type { RouteRequirement } from './requirement.js';
+export type { AuthRequirement } from './step-up.js';

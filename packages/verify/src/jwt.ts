@@ -49,7 +49,17 @@ export interface JwtClaims {
   readonly sub: string;
   readonly sid: string;
   readonly exp: number;
+  /** RFC 8176 methods; `['pwd']` when absent (a token from before rz-auth wrote them, as rz-auth reads it). */
+  readonly amr: readonly string[];
+  /** Seconds since the epoch; `iat` when absent (likewise). */
+  readonly authTime: number;
 }
+
+/** rz-auth writes at most its six methods (contract §12.4); a longer list is no token of its. */
+const MAX_AMR = 6;
+const isAmr = (value: unknown): value is string[] =>
+  Array.isArray(value) && value.length > 0 && value.length <= MAX_AMR && value.every((m) => typeof m === 'string' && /^[a-z]{1,8}$/.test(m));
+const isSeconds = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) > 0;
 
 export type JwtCheck = { readonly valid: true; readonly claims: JwtClaims } | { readonly valid: false } | { readonly unavailable: unknown };
 
@@ -104,9 +114,11 @@ export class JwtVerifier {
         audience: this.options.audience,
         requiredClaims: ['sub', 'sid', 'jti', 'iat', 'exp'],
       });
-      const { sub, sid, exp } = payload;
+      const { sub, sid, exp, iat, amr = ['pwd'], auth_time: authTime = iat } = payload;
       if (typeof sub !== 'string' || typeof sid !== 'string' || typeof exp !== 'number') return { valid: false };
-      return { valid: true, claims: { sub, sid, exp } };
+      // Signed by rz-auth, yet checked: a step-up decision must never rest on a value it cannot read.
+      if (!isAmr(amr) || !isSeconds(authTime)) return { valid: false };
+      return { valid: true, claims: { sub, sid, exp, amr: Object.freeze([...amr]), authTime } };
     } catch (error) {
       return error instanceof errors.JOSEError && INVALID.has(error.code) ? { valid: false } : { unavailable: error };
     }

@@ -11,7 +11,7 @@ export interface MetricsRegistry {
   getSingleMetric(name: string): unknown;
 }
 
-/** What verify() answered: `ok`, or the code of its refusal (never `insufficient_scope`, which requireScopes decides). */
+/** What verify() answered: `ok`, or the code of its refusal (never `insufficient_scope` nor `insufficient_user_authentication`, which requireScopes and requireAuth decide). */
 export type VerifyOutcome = 'ok' | 'unauthorized' | 'invalid_request' | 'invalid_token' | 'unavailable' | 'service_credential_refused' | 'rate_limited';
 
 const OUTCOMES: readonly VerifyOutcome[] = ['ok', 'unauthorized', 'invalid_request', 'invalid_token', 'unavailable', 'service_credential_refused', 'rate_limited'];

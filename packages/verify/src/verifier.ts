@@ -12,6 +12,7 @@ import { JwtVerifier, looksLikeJwt } from './jwt.js';
 import { admits } from './networks.js';
 import { isOpaqueToken } from './opaque.js';
 import type { Settings } from './options.js';
+import { type AuthRequirement, authRefusal, checkAuthRequirement } from './step-up.js';
 
 /** What the framework adapters need of a verifier. */
 export interface VerifierCore {
@@ -23,6 +24,12 @@ export interface VerifierCore {
   verify(authorization: string | readonly string[] | undefined, clientAddress?: string): Promise<Caller>;
   /** Throws a 403 insufficient_scope {@link VerifyError} naming `scopes` unless the caller holds each. */
   requireScopes(caller: Caller, ...scopes: string[]): void;
+  /**
+   * Throws unless `caller` is a user whose login meets `requirement` (contract §12.5): a 401
+   * insufficient_user_authentication challenge (RFC 9470) for a user token too old or without a
+   * second factor, a 403 insufficient_scope for an API or app token.
+   */
+  requireAuth(caller: Caller, requirement?: AuthRequirement): void;
   /** Whether the event stream is up: only then are answers cached. */
   readonly streaming: boolean;
   /** Answers held in the cache now. */
@@ -98,8 +105,9 @@ export class Engine implements VerifierCore {
       metrics.request('ok');
       return caller;
     } catch (error) {
-      // Anything but a refusal means the token could not be checked.
-      metrics.request(error instanceof VerifyError && error.code !== 'insufficient_scope' ? error.code : 'unavailable');
+      // Anything but a refusal means the token could not be checked (verify() never decides scopes nor step-up).
+      const { code } = error instanceof VerifyError ? error : { code: 'unavailable' as const };
+      metrics.request(code === 'insufficient_scope' || code === 'insufficient_user_authentication' ? 'unavailable' : code);
       throw error;
     }
   }
@@ -122,6 +130,12 @@ export class Engine implements VerifierCore {
     if (scopes.every((scope) => holds(caller, scope))) return;
     checkScopeNames(scopes);
     throw new VerifyError('insufficient_scope', this.settings.realm, { scopes });
+  }
+
+  requireAuth(caller: Caller, requirement: AuthRequirement = {}): void {
+    checkAuthRequirement(requirement, 'requireAuth');
+    const refusal = authRefusal(caller, requirement, this.settings.realm, Date.now());
+    if (refusal !== null) throw refusal;
   }
 
   async close(): Promise<void> {
@@ -166,8 +180,10 @@ export class Engine implements VerifierCore {
       const caller = await this.introspected(token, address);
       if (caller.tokenType !== 'user' || caller.userId !== check.claims.sub || caller.tokenId !== check.claims.sid) throw this.error('invalid_token');
       // Cached until expiresAt: never past the JWT's own signed expiry, whatever the answer says.
-      const signed = check.claims.exp * 1000;
-      return (caller.expiresAt?.getTime() ?? Infinity) <= signed ? caller : Object.freeze({ ...caller, expiresAt: new Date(signed) });
+      const { exp, amr, authTime } = check.claims;
+      const expiresAt = new Date(Math.min(caller.expiresAt?.getTime() ?? Infinity, exp * 1000));
+      // How the user logged in, from the signed token itself (a later reauth is another token).
+      return Object.freeze({ ...caller, expiresAt, amr, authTime: new Date(authTime * 1000) });
     }
     if (isOpaqueToken(token)) {
       const caller = await this.introspected(token, address);
