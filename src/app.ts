@@ -9,6 +9,8 @@ import { authRoutes } from './account/routes.js';
 import { emailRoutes } from './account/email-routes.js';
 import { mfaLoginRoutes } from './account/mfa/login-routes.js';
 import { factorRoutes } from './account/mfa/factor-routes.js';
+import { passkeyRoutes } from './account/mfa/passkey-routes.js';
+import { webauthnFactorRoutes } from './account/mfa/webauthn-factor-routes.js';
 import { clientAddressOf } from './http/client-address.js';
 import { clientErrorHandler } from './http/client-errors.js';
 import { registerCors } from './http/cors.js';
@@ -130,6 +132,8 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   authRoutes(app, services.accounts, clientAddress);
   mfaLoginRoutes(app, services.mfa, services.accounts, clientAddress);
   factorRoutes(app, services.mfa.factors);
+  passkeyRoutes(app, services.mfa, services.accounts, clientAddress);
+  webauthnFactorRoutes(app, services.mfa.webauthn);
   sessionRoutes(app, services.accountSecurity);
   meRoutes(app);
   emailRoutes(app, services.email.flows);

@@ -38,8 +38,9 @@ export const USER_TOKEN_ONLY: RouteAuth = Object.freeze({});
  * (`password-reset`) is limited per client address and per submitted email, like a login; asking
  * for a new verification mail (`verify-email`) per user.
  * `second-factor`: the second step of a login, counted against the login limit per client address.
+ * `passkey-options`: a passkey login's challenge, per client address under its own policy.
  */
-export type RouteRateLimit = 'address' | 'login' | 'signup' | 'password' | 'leak-report' | 'password-reset' | 'verify-email' | 'second-factor';
+export type RouteRateLimit = 'address' | 'login' | 'signup' | 'password' | 'leak-report' | 'password-reset' | 'verify-email' | 'second-factor' | 'passkey-options';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -15,6 +15,7 @@ export const AUDIT_TYPES = [
   'mfa.challenge_failed',
   'mfa.recovery_code_used',
   'mfa.locked',
+  'mfa.clone_suspected',
   'auth.reauth',
   'mfa.factor_added',
   'mfa.factor_removed',

@@ -39,9 +39,9 @@ const Details = Type.Object(
     paused_until: Type.Optional(Type.Union([Timestamp, Type.Null()], { description: 'webhook.paused: when one delivery is tried again.' })),
     allowed_cidrs: Type.Optional(Type.Array(Type.String({ maxLength: 43 }), { maxItems: 20, description: 'The networks a token is limited to, after a PATCH.' })),
     reason: Type.Optional(
-      Type.Enum(['ended', 'others_ended', 'password_changed', 'password_reset', 'email_changed', 'rotated_again', 'rotation_grace_ended', 'lifetime_ended', 'malformed', 'mismatch', 'replayed', 'factor_removed'], {
+      Type.Enum(['ended', 'others_ended', 'password_changed', 'password_reset', 'email_changed', 'rotated_again', 'rotation_grace_ended', 'lifetime_ended', 'malformed', 'mismatch', 'replayed', 'factor_removed', 'no_challenge', 'unknown_credential', 'other_user', 'invalid', 'clone_suspected'], {
         description:
-          'Why a session or token ended: by itself, with every other, by a password change, by a password reset, by an email change, by a second rotation, at the end of its rotation grace, at its own expiry, by a removed second factor. Why a second factor was refused (mfa.challenge_failed): not a code at all, a wrong code, a right code already used (a replay).',
+          'Why a session or token ended: by itself, with every other, by a password change, by a password reset, by an email change, by a second rotation, at the end of its rotation grace, at its own expiry, by a removed second factor. Why a second factor or a passkey login was refused (mfa.challenge_failed, login.failed): not a code at all, a wrong code, a right code already used (a replay); for WebAuthn no valid challenge for this ceremony (unknown, used, expired, another user\'s or purpose\'s), an unknown credential, a credential of another user or a user handle not its owner\'s, a failed verification (origin, RP ID, type, flags, signature), a signature counter that did not grow (mfa.clone_suspected).',
       }),
     ),
     sessions_ended: Type.Optional(Type.Integer({ format: 'int32', minimum: 0, maximum: 2_147_483_647, description: 'How many sessions a password change, reset or email change ended.' })),
@@ -53,7 +53,9 @@ const Details = Type.Object(
     days: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 7, description: 'token.expiring: the token expires within this many days (7 or 1).' })),
     origin: Type.Optional(Type.String({ maxLength: 2048, description: "A webhook endpoint's scheme, host and port (its path is not recorded: it may hold a secret)." })),
     amr: Type.Optional({ ...Amr, description: `login.succeeded: how the user authenticated. ${AMR_DESCRIPTION}` }),
-    method: Type.Optional(Type.Enum(['totp', 'webauthn', 'recovery_code'], { description: 'The second factor tried or used.' })),
+    method: Type.Optional(Type.Enum(['totp', 'webauthn', 'recovery_code', 'passkey'], { description: 'The second factor tried or used; `passkey` for a refused passkey login (login.failed).' })),
+    factor_id: Type.Optional({ ...Uuid, description: 'mfa.clone_suspected: the factor flagged.' }),
+    sign_count: Type.Optional(Type.Integer({ format: 'int64', minimum: 0, maximum: 4_294_967_295, description: 'mfa.clone_suspected: the signature counter the refused assertion carried, not greater than the stored one.' })),
     recovery_codes_remaining: Type.Optional(Type.Integer({ format: 'int32', minimum: 0, maximum: 10, description: 'mfa.recovery_code_used: unused codes left.' })),
     locked_until: Type.Optional({ ...Timestamp, description: 'mfa.locked: until when every second-factor check of the user is refused.' }),
     event_types: Type.Optional(Type.Array(Type.Enum([...AUDIT_TYPES]), { maxItems: AUDIT_TYPES.length, description: 'The event types a webhook endpoint receives.' })),

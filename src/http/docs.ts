@@ -11,7 +11,7 @@ import { SCOPE_DESCRIPTIONS } from '../tokens/scopes.js';
 
 const DESCRIPTION = `rz-auth issues and checks the credentials of the platform.
 
-An authenticated request carries \`Authorization: Bearer <token>\` with one of the tokens below; signup, login, the
+An authenticated request carries \`Authorization: Bearer <token>\` with one of the tokens below; signup, login, passkey login, the
 second step of a login, a password reset and the links mailed for it, email verification and email change, the scope list,
 leak reports, the token formats, the key set and the health checks need none (their \`security\` is empty).
 

@@ -67,7 +67,7 @@ export class RequestLimits {
   }
 
   /** Counts one request of the client address (or `points`), under the general policy or a route's own. */
-  byAddress(request: FastifyRequest, policy: 'address' | 'leak-report' | 'login-address' = 'address', points = 1): Promise<void> {
+  byAddress(request: FastifyRequest, policy: 'address' | 'leak-report' | 'login-address' | 'passkey-address' = 'address', points = 1): Promise<void> {
     return this.enforce(request, policy, this.addressOf(request), points);
   }
 
@@ -155,6 +155,9 @@ export function registerRateLimits(app: FastifyInstance, limits: RequestLimits):
     } else if (kind === 'second-factor') {
       // The second step of a login has no email: the login limit per address applies (contract §12.6).
       route.onRequest = [...[route.onRequest ?? []].flat(), async (request: FastifyRequest) => limits.byAddress(request, 'login-address')];
+    } else if (kind === 'passkey-options') {
+      // Each answer stores a challenge: 20 per minute per address (contract §12.6).
+      route.onRequest = [...[route.onRequest ?? []].flat(), async (request: FastifyRequest) => limits.byAddress(request, 'passkey-address')];
     } else if (kind === 'login' || kind === 'signup' || kind === 'password-reset') {
       // After validation: the submitted email is needed, and a malformed body costs nothing.
       route.preHandler = [

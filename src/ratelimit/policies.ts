@@ -19,6 +19,11 @@ export const POLICIES = {
     fallback: '10/600',
     description: 'Login attempts per submitted email, whether or not the account exists.',
   },
+  'passkey-address': {
+    env: 'RATE_LIMIT_PASSKEY_ADDRESS',
+    fallback: '20/60',
+    description: 'Passkey login options (POST /api/auth/passkey/options) per client address.',
+  },
   'signup-address': { env: 'RATE_LIMIT_SIGNUP_ADDRESS', fallback: '10/3600', description: 'Signups per client address.' },
   'signup-email': { env: 'RATE_LIMIT_SIGNUP_EMAIL', fallback: '5/3600', description: 'Signups per submitted email.' },
   'password-reset-address': {

@@ -4,7 +4,7 @@ import { isoCBOR } from '@simplewebauthn/server/helpers';
 
 /*
  * A software authenticator for unit tests (WebAuthn §6.1, §6.5, "none" attestation): it makes
- * ES256 or ES512 keys and signs what a browser would send, with every field open to tampering.
+ * ES256, Ed25519 or ES512 keys and signs what a browser would send, with every field open to tampering.
  * The CBOR is encoded by the library's own encoder.
  */
 
@@ -30,14 +30,30 @@ export class SoftAuthenticator {
   readonly credentialId = randomBytes(16).toString('base64url');
   private readonly privateKey: KeyObject;
   private readonly cose: Map<number, number | Uint8Array>;
+  /** The digest `sign` applies: SHA-256 for ES256/ES512 (DER signatures), none for EdDSA (RFC 8032 signs the message). */
+  private readonly digest: string | null;
 
-  /** `alg` −7 (ES256, P-256) or −36 (ES512, P-521: outside the service's list). */
+  /** `alg` −7 (ES256, P-256), −8 (EdDSA, Ed25519) or −36 (ES512, P-521: outside the service's list). */
   constructor(
     readonly userHandle = randomBytes(32).toString('base64url'),
-    alg: -7 | -36 = -7,
+    alg: -7 | -8 | -36 = -7,
   ) {
+    if (alg === -8) {
+      const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+      this.privateKey = privateKey;
+      this.digest = null;
+      // RFC 9053 §7.2: OKP key type 1, curve Ed25519 6, x the raw public key.
+      this.cose = new Map<number, number | Uint8Array>([
+        [1, 1],
+        [3, -8],
+        [-1, 6],
+        [-2, new Uint8Array(Buffer.from(publicKey.export({ format: 'jwk' }).x ?? '', 'base64url'))],
+      ]);
+      return;
+    }
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: alg === -7 ? 'P-256' : 'P-521' });
     this.privateKey = privateKey;
+    this.digest = 'sha256';
     const jwk = publicKey.export({ format: 'jwk' });
     this.cose = new Map<number, number | Uint8Array>([
       [1, 2],
@@ -75,7 +91,7 @@ export class SoftAuthenticator {
   assert(c: Ceremony, alter?: (authData: Buffer) => Buffer): AuthenticationResponseJSON {
     const authData = Buffer.concat([sha256(c.rpId), Buffer.from([c.flags ?? FLAG.UP | FLAG.UV]), u32(c.counter ?? 0)]);
     const clientDataJSON = this.clientData(c, 'webauthn.get');
-    const signature = sign('sha256', Buffer.concat([authData, sha256(clientDataJSON)]), this.privateKey);
+    const signature = sign(this.digest, Buffer.concat([authData, sha256(clientDataJSON)]), this.privateKey);
     return {
       id: this.credentialId,
       rawId: this.credentialId,

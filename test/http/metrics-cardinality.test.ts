@@ -13,7 +13,7 @@ const CLOSED: Readonly<Record<string, ReadonlySet<string>>> = {
   method: new Set(METHODS),
   token_type: new Set(['user', 'api_token', 'app_token', 'service', 'none']),
   outcome: new Set(['ok', 'invalid_token', 'insufficient_scope', 'rate_limited', 'network_refused', 'success', 'invalid_credentials', 'failure', 'gave_up']),
-  policy: new Set(['credential', 'address', 'login-address', 'login-email', 'signup-address', 'signup-email', 'password-reset-address', 'password-reset-email', 'verify-email', 'leak-report', 'service']),
+  policy: new Set(['credential', 'address', 'login-address', 'login-email', 'passkey-address', 'signup-address', 'signup-email', 'password-reset-address', 'password-reset-email', 'verify-email', 'leak-report', 'service']),
   state: new Set(['active', 'retired']),
   op: new Set(['hash', 'verify']),
   active: new Set(['true', 'false']),

@@ -13,6 +13,7 @@ const OFF: RateLimitConfig = {
   address: null,
   'login-address': null,
   'login-email': null,
+  'passkey-address': null,
   'signup-address': null,
   'signup-email': null,
   'password-reset-address': null,

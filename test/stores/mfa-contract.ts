@@ -412,6 +412,15 @@ export function mfaStoreContract(name: string, harness: () => StoreHarness): voi
         expect(await logins.deleteExpired(iso(5 * MINUTE))).toBeGreaterThanOrEqual(2);
       });
 
+      it('names the holder of a live token without spending an attempt; none once expired, spent or unknown', async () => {
+        const { userId, digest } = await wait();
+        for (let i = 0; i < 7; i++) expect(await logins.holder(digest, iso(0), 5)).toBe(userId);
+        expect(await logins.holder(digest, iso(5 * MINUTE), 5)).toBeUndefined();
+        for (let i = 0; i < 5; i++) await logins.reserveAttempt(digest, iso(0), 5);
+        expect(await logins.holder(digest, iso(0), 5)).toBeUndefined();
+        expect(await logins.holder('unknown', iso(0), 5)).toBeUndefined();
+      });
+
       it('of 50 parallel attempts exactly five get a comparison, and the token is consumed once', async () => {
         const { digest } = await wait();
         const reserved = await Promise.all(Array.from({ length: 50 }, () => logins.reserveAttempt(digest, iso(0), 5)));

@@ -6,14 +6,14 @@ import { IdParams, NullableTimestamp, Timestamp, Uuid } from '../../api/schemas.
 import type { FactorService } from './factor-service.js';
 import type { FactorSummary } from './factor-store.js';
 
-const Name = Type.String({ minLength: 1, maxLength: 60, examples: ['Phone'] });
-const RecoveryCodes = Type.Array(Type.String({ pattern: '^[0-9A-Z]{4}(-[0-9A-Z]{4}){3}$', maxLength: 19 }), {
+export const Name = Type.String({ minLength: 1, maxLength: 60, examples: ['Phone'] });
+export const RecoveryCodes = Type.Array(Type.String({ pattern: '^[0-9A-Z]{4}(-[0-9A-Z]{4}){3}$', maxLength: 19 }), {
   minItems: 10,
   maxItems: 10,
   description: 'Shown once: each works once, case and dashes ignored.',
 });
 
-const Factor = Type.Object(
+export const Factor = Type.Object(
   {
     id: Uuid,
     type: Type.Enum(['totp', 'webauthn']),
@@ -26,11 +26,11 @@ const Factor = Type.Object(
   { additionalProperties: false },
 );
 
-const toFactor = (f: FactorSummary) => ({ id: f.id, type: f.type, name: f.name, created_at: f.createdAt, last_used_at: f.lastUsedAt, passkey: f.passkey, synced: f.synced });
+export const toFactor = (f: FactorSummary) => ({ id: f.id, type: f.type, name: f.name, created_at: f.createdAt, last_used_at: f.lastUsedAt, passkey: f.passkey, synced: f.synced });
 
 const FactorParams = Type.Object({ factor_id: IdParams.properties.id }, { additionalProperties: false });
-const STEP_UP = 'Needs a recent login (step-up, docs/mfa.md), also from an account without a second factor.';
-const WRITE_PROBLEMS = ['insufficient_user_authentication'] as const;
+export const STEP_UP = 'Needs a recent login (step-up, docs/mfa.md), also from an account without a second factor.';
+export const WRITE_PROBLEMS = ['insufficient_user_authentication'] as const;
 
 /** The signed-in user's second factors and recovery codes (contract §12.3). */
 export function factorRoutes(app: Http, service: FactorService): void {

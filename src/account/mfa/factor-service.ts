@@ -25,7 +25,7 @@ const MAX_TOTP = 10;
 const MAX_NAME = 60;
 
 /** A factor's name as the user gave it, trimmed; refused with the field when it holds controls or shows nothing. */
-function factorName(name: string): string {
+export function factorName(name: string): string {
   const label = cleanLabel(name, 'name', MAX_NAME);
   if (typeof label !== 'string') throw validationFailed([label]);
   return label;
@@ -82,9 +82,18 @@ export class FactorService {
       if (outcome === 'cap') throw new ProblemError('conflict', { detail: `At most ${MAX_TOTP} authenticator apps per account.` });
       return {};
     });
+    return this.added(principal, factorId, first, context);
+  }
+
+  /**
+   * A factor just became active (an authenticator app confirmed, a WebAuthn credential registered):
+   * audited, and the user's first factor comes with the first set of recovery codes.
+   */
+  async added(principal: Principal, factorId: string, first: boolean, context: RequestContext): Promise<{ factor: FactorSummary; recoveryCodes?: string[] }> {
+    const userId = principal.user.id;
     const factor = (await this.deps.factors.list(userId)).find((f) => f.id === factorId);
     if (!factor) throw notFound();
-    await this.record({ type: 'mfa.factor_added', userId, subject: { type: 'user', id: userId }, details: { method: 'totp', name: factor.name } }, context);
+    await this.record({ type: 'mfa.factor_added', userId, subject: { type: 'user', id: userId }, details: { method: factor.type, name: factor.name } }, context);
     return first ? { factor, recoveryCodes: await this.newCodes(principal, context) } : { factor };
   }
 

@@ -5,19 +5,24 @@ import { operation } from '../../api/operation.js';
 import { type Http, principalOf, USER_TOKEN_ONLY } from '../../api/route.js';
 import { SessionResponse, toResponse } from '../routes.js';
 import type { AccountService } from '../service.js';
+import { AssertionCredential } from './webauthn-schemas.js';
 import type { Mfa } from './wire.js';
 
-const VerifyBody = Type.Object(
-  {
-    mfa_token: Type.String({ maxLength: 64, description: 'From the `mfa_required` answer of POST /api/auth/login.' }),
-    method: Type.Enum(['totp', 'recovery_code'], { description: 'An authenticator app\'s code, or one of the recovery codes.' }),
-    code: Type.String({
-      maxLength: 64,
-      description: 'TOTP: six ASCII digits (spaces ignored). Recovery code: `XXXX-XXXX-XXXX-XXXX` (case and dashes ignored).',
-      examples: ['123 456'],
-    }),
-  },
-  { additionalProperties: false },
+const MfaToken = Type.String({ maxLength: 64, description: 'From the `mfa_required` answer of POST /api/auth/login.' });
+const Code = Type.String({
+  maxLength: 64,
+  description: 'TOTP: six ASCII digits (spaces ignored). Recovery code: `XXXX-XXXX-XXXX-XXXX` (case and dashes ignored).',
+  examples: ['123 456'],
+});
+const CodeMethod = Type.Enum(['totp', 'recovery_code'], { description: 'An authenticator app\'s code, or one of the recovery codes.' });
+const WebAuthnMethod = Type.Literal('webauthn', { description: 'A passkey or security key: the assertion answering the options of the matching `…/webauthn/options` route.' });
+
+const VerifyBody = Type.Union(
+  [
+    Type.Object({ mfa_token: MfaToken, method: CodeMethod, code: Code }, { additionalProperties: false }),
+    Type.Object({ mfa_token: MfaToken, method: WebAuthnMethod, credential: AssertionCredential }, { additionalProperties: false }),
+  ],
+  { description: 'A code, or a WebAuthn assertion for the options of POST /api/auth/mfa/webauthn/options.' },
 );
 
 const VerifyResponse = Type.Object(
@@ -31,7 +36,8 @@ const VerifyResponse = Type.Object(
 const ReauthBody = Type.Union(
   [
     Type.Object({ password: Type.String({ maxLength: 4096, description: 'Only for an account without a second factor.' }) }, { additionalProperties: false }),
-    Type.Object({ method: Type.Enum(['totp', 'recovery_code']), code: VerifyBody.properties.code }, { additionalProperties: false }),
+    Type.Object({ method: CodeMethod, code: Code }, { additionalProperties: false }),
+    Type.Object({ method: WebAuthnMethod, credential: AssertionCredential }, { additionalProperties: false }),
   ],
   { description: 'The password (accounts without a second factor), or a second factor.' },
 );
@@ -47,7 +53,7 @@ export function mfaLoginRoutes(app: Http, { login, reauth }: Mfa, accounts: Acco
       tags: ['auth'],
       summary: 'Finish a login with a second factor',
       description:
-        'Redeems the `mfa_token` of a login answered `mfa_required`, once. Every failure is 401 `invalid_credentials` with one body; the token dies after 5 failures or 5 minutes. 10 failed second factors of one account in 15 minutes lock its second-factor checks (429 with Retry-After, the right code included) until the window passes.',
+        'Redeems the `mfa_token` of a login answered `mfa_required`, once, with a code or a WebAuthn assertion (`amr` `["pwd","hwk","mfa"]`, `swk` for a synced passkey). Every failure is 401 `invalid_credentials` with one body; the token dies after 5 failures or 5 minutes. 10 failed second factors of one account in 15 minutes lock its second-factor checks (429 with Retry-After, the right code included) until the window passes.',
       auth: 'public',
       rateLimit: 'second-factor',
       body: VerifyBody,
@@ -56,8 +62,8 @@ export function mfaLoginRoutes(app: Http, { login, reauth }: Mfa, accounts: Acco
     }),
     handler: async (request) => {
       const context = contextOf(request);
-      const { mfa_token: token, method, code } = request.body;
-      const verified = await login.verify(token, { method, code }, context);
+      const { mfa_token: token, ...factor } = request.body;
+      const verified = await login.verify(token, factor, context);
       const grant = await accounts.completeLogin(verified.user, { address: clientAddress(request.raw), userAgent: request.headers['user-agent'] }, verified.amr, context);
       return { ...toResponse(grant), ...(verified.recoveryCodesRemaining === undefined ? {} : { recovery_codes_remaining: verified.recoveryCodesRemaining }) };
     },
@@ -70,7 +76,7 @@ export function mfaLoginRoutes(app: Http, { login, reauth }: Mfa, accounts: Acco
       tags: ['auth'],
       summary: 'Authenticate again for an action that needs a recent login (step-up)',
       description:
-        'Answers a new user token for the same session with `auth_time` now and the methods just proven in `amr` (RFC 9470). An account with a second factor must use it: the password alone is 401 `invalid_credentials` and issues nothing. Failures are 401 `invalid_credentials` and count against the per-account second-factor limit.',
+        'Answers a new user token for the same session (a WebAuthn assertion answers the options of POST /api/auth/reauth/webauthn/options) with `auth_time` now and the methods just proven in `amr` (RFC 9470). An account with a second factor must use it: the password alone is 401 `invalid_credentials` and issues nothing. Failures are 401 `invalid_credentials` and count against the per-account second-factor limit.',
       auth: USER_TOKEN_ONLY,
       rateLimit: 'password',
       body: ReauthBody,

@@ -1,3 +1,4 @@
+import type { PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
 import { auditEvent, type RequestContext } from '../../audit/events.js';
 import type { AuditStore } from '../../audit/store.js';
 import type { AuthMethod } from '../../lib/amr.js';
@@ -10,6 +11,7 @@ import { newMfaToken, presentedMfaTokenDigest } from './mfa-token.js';
 import type { PendingLoginStore } from './pending-login-store.js';
 import type { RecoveryCodeStore } from './recovery-code-store.js';
 import { invalidCredentials, type PresentedFactor, type SecondFactor } from './second-factor.js';
+import type { WebAuthnAssertions } from './webauthn-check.js';
 
 /** Contract §12.4: an `mfa_token` lives 5 minutes and dies after 5 failed attempts. */
 export const MFA_TOKEN_TTL_S = 300;
@@ -29,6 +31,7 @@ export interface MfaLoginDeps {
   readonly recoveryCodes: RecoveryCodeStore;
   readonly pending: PendingLoginStore;
   readonly secondFactor: SecondFactor;
+  readonly assertions: WebAuthnAssertions;
   readonly users: UserStore;
   readonly audit: AuditStore;
   readonly clock: Clock;
@@ -59,6 +62,18 @@ export class MfaLogin implements SecondFactorGate {
   }
 
   /**
+   * Request options for the second step with a passkey or security key: the user's credentials,
+   * under a challenge bound to the user and to this purpose. Asking spends none of the token's
+   * attempts; a token that could not be redeemed is the same `invalid_credentials`.
+   */
+  async webauthnOptions(mfaToken: string): Promise<PublicKeyCredentialRequestOptionsJSON> {
+    const digest = presentedMfaTokenDigest(mfaToken);
+    const userId = digest === null ? undefined : await this.deps.pending.holder(digest, iso(this.deps.clock.now()), MFA_TOKEN_ATTEMPTS);
+    if (userId === undefined) throw invalidCredentials();
+    return this.deps.assertions.forUser(userId, 'second_factor');
+  }
+
+  /**
    * Redeems an `mfa_token` with a second factor. The token's attempt is reserved before anything
    * is compared (5, then dead), then the user's (§12.6); success ends the token, so of two parallel
    * successes only one opens a session. Every failure is the same `invalid_credentials`.
@@ -68,7 +83,7 @@ export class MfaLogin implements SecondFactorGate {
     if (digest === null) throw invalidCredentials();
     const held = await this.deps.pending.reserveAttempt(digest, iso(this.deps.clock.now()), MFA_TOKEN_ATTEMPTS);
     if (!held) throw invalidCredentials();
-    const accepted = await this.deps.secondFactor.check(held.userId, factor, context);
+    const accepted = await this.deps.secondFactor.check(held.userId, factor, 'second_factor', context);
     if (!(await this.deps.pending.consume(digest))) throw invalidCredentials();
     const user = await this.deps.users.findById(held.userId);
     if (!user) throw invalidCredentials();

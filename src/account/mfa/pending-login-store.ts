@@ -19,6 +19,8 @@ export interface PendingLoginStore {
    * the token is unknown, expired at `now`, or out of attempts.
    */
   reserveAttempt(digest: string, now: string, max: number): Promise<{ readonly userId: string } | undefined>;
+  /** The user of a live waiting login (unexpired at `now`, attempts left), without spending an attempt. */
+  holder(digest: string, now: string, max: number): Promise<string | undefined>;
   /** Ends the waiting login on success: true for exactly one caller (the token is single-use). */
   consume(digest: string): Promise<boolean>;
   deleteExpired(now: string): Promise<number>;
@@ -41,6 +43,11 @@ export class SqlPendingLoginStore implements PendingLoginStore {
       .returning('user_id')
       .executeTakeFirst();
     return row && { userId: row.user_id };
+  }
+
+  async holder(digest: string, now: string, max: number): Promise<string | undefined> {
+    const row = await this.db.selectFrom('mfa_pending_logins').select('user_id').where('digest', '=', digest).where('expires_at', '>', now).where('attempts', '<', max).executeTakeFirst();
+    return row?.user_id;
   }
 
   async consume(digest: string): Promise<boolean> {

@@ -1,3 +1,4 @@
+import type { PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
 import { auditEvent, type RequestContext } from '../../audit/events.js';
 import type { AuditStore } from '../../audit/store.js';
 import type { UserTokens } from '../../auth/jwt.js';
@@ -12,12 +13,14 @@ import type { SessionStore } from '../session-store.js';
 import type { UserStore } from '../user-store.js';
 import type { FactorStore } from './factor-store.js';
 import { invalidCredentials, type PresentedFactor, type SecondFactor } from './second-factor.js';
+import type { WebAuthnAssertions } from './webauthn-check.js';
 
 /** What `POST /api/auth/reauth` accepts: the password, or a second factor. */
 export type ReauthProof = { readonly password: string } | PresentedFactor;
 
 export interface ReauthDeps {
   readonly secondFactor: SecondFactor;
+  readonly assertions: WebAuthnAssertions;
   readonly factors: FactorStore;
   readonly users: UserStore;
   readonly hasher: PasswordHasher;
@@ -51,7 +54,7 @@ export class Reauth {
       await this.checkPassword(userId, proof.password);
       added = ['pwd'];
     } else {
-      added = (await this.deps.secondFactor.check(userId, proof, context)).amr;
+      added = (await this.deps.secondFactor.check(userId, proof, 'reauth', context)).amr;
     }
     const now = this.deps.clock.now();
     const amr = combined(principal.auth?.amr ?? ['pwd'], added);
@@ -62,6 +65,11 @@ export class Reauth {
     // Every instance reads the session's new end before the token is used.
     await this.deps.feed.committed('session', principal.credentialId);
     return issued.token;
+  }
+
+  /** Request options for step-up with a passkey or security key: the user's credentials, a challenge bound to them and to step-up. */
+  webauthnOptions(principal: Principal): Promise<PublicKeyCredentialRequestOptionsJSON> {
+    return this.deps.assertions.forUser(principal.user.id, 'reauth');
   }
 
   private async checkPassword(userId: string, password: string): Promise<void> {

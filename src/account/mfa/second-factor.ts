@@ -8,16 +8,20 @@ import type { LockoutStore, Reservation } from './lockout-store.js';
 import { normalizeRecoveryCode, recoveryCodeDigest } from './recovery-codes.js';
 import type { RecoveryCodeStore } from './recovery-code-store.js';
 import { checkTotp, type TotpDeps, type TotpRefusal } from './totp-check.js';
+import type { AssertionResponse, WebAuthnAssertions, WebAuthnRefusal } from './webauthn-check.js';
 
 /** Contract §12.6: 10 failed second factors per user per 15 minutes, across login, step-up and enrolment. */
 export const USER_ATTEMPTS = 10;
 export const USER_WINDOW_MS = 15 * 60_000;
 
 /** A second factor as presented (slice of `POST /api/auth/mfa/verify` and `POST /api/auth/reauth`). */
-export interface PresentedFactor {
-  readonly method: 'totp' | 'recovery_code';
-  readonly code: string;
-}
+export type PresentedFactor = { readonly method: 'totp' | 'recovery_code'; readonly code: string } | { readonly method: 'webauthn'; readonly credential: AssertionResponse };
+
+/** Why a second factor was refused, for the audit log only (`mfa.challenge_failed` `details.reason`). */
+export type Refusal = TotpRefusal | WebAuthnRefusal;
+
+/** Which ceremony a WebAuthn assertion answers: its challenge was issued for that one alone. */
+export type FactorPurpose = 'second_factor' | 'reauth';
 
 /** A factor that was accepted: the RFC 8176 methods it adds, and for a recovery code how many are left. */
 export interface AcceptedFactor {
@@ -29,6 +33,7 @@ export interface SecondFactorDeps {
   readonly totp: TotpDeps;
   readonly recoveryCodes: RecoveryCodeStore;
   readonly lockout: LockoutStore;
+  readonly webauthn: WebAuthnAssertions;
   readonly audit: AuditStore;
   readonly clock: Clock;
   /** `rz_mfa_verifications_total` (docs/operations.md). */
@@ -47,12 +52,16 @@ export const invalidCredentials = () => new ProblemError('invalid_credentials');
 export class SecondFactor {
   constructor(private readonly deps: SecondFactorDeps) {}
 
-  check(userId: string, factor: PresentedFactor, context: RequestContext): Promise<AcceptedFactor> {
-    return this.guarded(userId, factor.method, context, (now) => this.compare(userId, factor, now));
+  check(userId: string, factor: PresentedFactor, purpose: FactorPurpose, context: RequestContext): Promise<AcceptedFactor> {
+    return this.guarded<AcceptedFactor>(userId, factor.method, context, async (now) => {
+      if (factor.method !== 'webauthn') return this.compare(userId, factor, now);
+      const outcome = await this.deps.webauthn.check({ purpose, userId, challengeId: null }, factor.credential, context);
+      return 'refusal' in outcome ? outcome : { amr: outcome.amr };
+    });
   }
 
   /** Runs `compare` under the user's limit: reserved before, given back on success, audited on refusal. */
-  async guarded<T extends object>(userId: string, method: PresentedFactor['method'], context: RequestContext, compare: (now: number) => Promise<T | { refusal: TotpRefusal }>): Promise<T> {
+  async guarded<T extends object>(userId: string, method: PresentedFactor['method'], context: RequestContext, compare: (now: number) => Promise<T | { refusal: Refusal }>): Promise<T> {
     const now = this.deps.clock.now();
     const reservation = await this.deps.lockout.reserve(userId, now, USER_WINDOW_MS, USER_ATTEMPTS);
     if ('lockedUntil' in reservation) {
@@ -73,7 +82,7 @@ export class SecondFactor {
     return outcome;
   }
 
-  private async compare(userId: string, factor: PresentedFactor, now: number): Promise<AcceptedFactor | { refusal: TotpRefusal }> {
+  private async compare(userId: string, factor: { readonly method: 'totp' | 'recovery_code'; readonly code: string }, now: number): Promise<AcceptedFactor | { refusal: Refusal }> {
     if (factor.method === 'totp') {
       const result = await checkTotp(this.deps.totp, userId, factor.code, now);
       return result.ok ? { amr: ['otp'] } : { refusal: result.reason };
@@ -85,7 +94,7 @@ export class SecondFactor {
     return { amr: ['otp'], recoveryCodesRemaining: await this.deps.recoveryCodes.remaining(userId) };
   }
 
-  private async refused(userId: string, method: PresentedFactor['method'], reason: TotpRefusal, reservation: Reservation, context: RequestContext): Promise<ProblemError> {
+  private async refused(userId: string, method: PresentedFactor['method'], reason: Refusal, reservation: Reservation, context: RequestContext): Promise<ProblemError> {
     const now = this.deps.clock.now();
     const subject = { type: 'user' as const, id: userId };
     const events = [auditEvent({ type: 'mfa.challenge_failed', userId, subject, details: { method, reason } }, context, now)];

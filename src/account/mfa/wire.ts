@@ -24,6 +24,10 @@ import { SecondFactor } from './second-factor.js';
 import { resealTotpSecrets } from './totp-reseal.js';
 import { TotpSecrets } from './totp-secrets.js';
 import { SqlTotpStore } from './totp-store.js';
+import { PasskeyLogin } from './passkey-login.js';
+import { WebAuthnAssertions } from './webauthn-check.js';
+import { WebAuthnEnrolment } from './webauthn-enrolment.js';
+import { SqlWebAuthnStore } from './webauthn-store.js';
 
 /** Second factors as the rest of the service sees them (contract §12). */
 export interface Mfa {
@@ -35,6 +39,10 @@ export interface Mfa {
   readonly reauth: Reauth;
   /** The user's factors and recovery codes (`/api/me/mfa`). */
   readonly factors: FactorService;
+  /** Adding a passkey or security key (`/api/me/mfa/webauthn`). */
+  readonly webauthn: WebAuthnEnrolment;
+  /** Login with a passkey alone (`/api/auth/passkey`). */
+  readonly passkey: PasskeyLogin;
   /** Clean-ups for the maintenance loop: waiting logins, WebAuthn challenges and unconfirmed enrolments past their time. */
   readonly sweeps: readonly Sweep[];
 }
@@ -67,14 +75,19 @@ export async function createMfa({ db, config, users, audit, clock, hasher, sessi
   const pending = new SqlPendingLoginStore(db);
   const challenges = new SqlChallengeStore(db);
   const totp = { store: totpStore, secrets };
-  const secondFactor = new SecondFactor({ totp, recoveryCodes, lockout: new SqlLockoutStore(db), audit, clock, count });
-  const stepUp = new StepUp({ factors, clock, maxAgeS: config.reauthMaxAgeS, allUsers: config.stepUpAllUsers });
   const mfaUsers = new SqlMfaUserStore(db);
+  const credentials = new SqlWebAuthnStore(db);
+  const assertions = new WebAuthnAssertions({ rp: config.webauthn, challenges, credentials, mfaUsers, audit, clock });
+  const secondFactor = new SecondFactor({ totp, recoveryCodes, lockout: new SqlLockoutStore(db), webauthn: assertions, audit, clock, count });
+  const stepUp = new StepUp({ factors, clock, maxAgeS: config.reauthMaxAgeS, allUsers: config.stepUpAllUsers });
+  const factorService = new FactorService({ config, factors, totp, recoveryCodes, mfaUsers, secondFactor, stepUp, sessions, feed, audit, clock });
   return {
-    factors: new FactorService({ config, factors, totp, recoveryCodes, mfaUsers, secondFactor, stepUp, sessions, feed, audit, clock }),
-    login: new MfaLogin({ factors, recoveryCodes, pending, secondFactor, users, audit, clock }),
+    factors: factorService,
+    webauthn: new WebAuthnEnrolment({ rp: config.webauthn, assertions, challenges, credentials, mfaUsers, factors, factorService, stepUp, clock }),
+    passkey: new PasskeyLogin({ assertions, users, audit, clock }),
+    login: new MfaLogin({ factors, recoveryCodes, pending, secondFactor, assertions, users, audit, clock }),
     stepUp,
-    reauth: new Reauth({ secondFactor, factors, users, hasher, sessions, userTokens, audit, clock, feed }),
+    reauth: new Reauth({ secondFactor, assertions, factors, users, hasher, sessions, userTokens, audit, clock, feed }),
     sweeps: [
       { name: 'waiting second-factor logins', run: (now) => pending.deleteExpired(iso(now)) },
       { name: 'WebAuthn challenges', run: (now) => challenges.deleteExpired(iso(now)) },
