@@ -3,7 +3,8 @@ import { mailOn } from './api-email.js';
 import { byId, focusHeading } from './dom.js';
 import { takeLink, type EmailLink } from './links.js';
 import { clearNotices, notify } from './notices.js';
-import { currentSession, endSession, onSessionEnded, restoreSession, startSession } from './session.js';
+import { reauthenticate } from './reauth-dialog.js';
+import { currentSession, endSession, onSessionEnded, onStepUp, restoreSession, startSession } from './session.js';
 import { accountView } from './views/account.js';
 import { appsView } from './views/apps.js';
 import { forgotView, loginView, signupView } from './views/auth.js';
@@ -161,9 +162,13 @@ window.addEventListener('hashchange', () => {
   const link = takeLink();
   linkScreen = link === null ? null : linkView(link);
   clearNotices();
+  // Recovery codes not yet confirmed as saved follow the person to the next screen (views/recovery-codes.ts).
+  const unsaved = [...viewRoot.querySelectorAll('section.recovery-codes-panel')];
   render(true);
+  viewRoot.prepend(...unsaved);
 });
 logoutButton.addEventListener('click', () => void logout());
+onStepUp(reauthenticate);
 byId('skip-link', HTMLAnchorElement).addEventListener('click', (event) => {
   // The fragment names screens, so the skip link moves focus itself instead of changing it.
   event.preventDefault();
