@@ -200,12 +200,30 @@ describe.skipIf(!run)('two-step login on the Developers page in chromium', { tim
     await screenshot(page, 'step-up-retried', GROUP);
   });
 
+  it('leaves the action undone and says why when the dialog is cancelled', async () => {
+    clock.advance((REAUTH_MAX_AGE_S + 1) * 1000);
+    await page.getByRole('button', { name: 'New token' }).click();
+    await page.getByLabel('Name').fill('never made');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    await dialog().getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => page.locator('.form-error').innerText()).toContain('This needs you to confirm it is you.');
+    expect(await dialog().count()).toBe(0);
+    const listed = await fetch(`${server.url}/api/tokens`, { headers: { authorization: `Bearer ${(await pageJwt()) ?? ''}` } });
+    expect(((await listed.json()) as { tokens: unknown[] }).tokens).toHaveLength(1);
+    // Still signed in: a refused step-up is not an ended session.
+    expect(await page.getByRole('button', { name: 'Log out' }).isVisible()).toBe(true);
+  });
+
   it('renames the app, makes new recovery codes (the old ones stop working) and removes the app', async () => {
     await page.getByRole('link', { name: 'Account' }).click();
     const factor = page.locator('li[data-factor]');
     await factor.getByRole('button', { name: /Rename/ }).click();
     await page.getByLabel('New name for “Phone”').fill('Work phone');
     await page.getByRole('button', { name: 'Save' }).click();
+    // The login is stale again: the first write asks once, and the next ones go through.
+    nextStep();
+    await dialog().getByLabel('Code from your authenticator app').fill(code());
+    await dialog().getByRole('button', { name: 'Confirm' }).click();
     await expect.poll(() => factor.locator('h3').innerText()).toBe('Work phone');
 
     await page.getByRole('button', { name: 'New recovery codes' }).click();
@@ -245,6 +263,70 @@ describe.skipIf(!run)('two-step login on the Developers page in chromium', { tim
   it('sent no request to another origin, broke no CSP rule and logged no unexpected error', () => {
     const origin = new URL(server.url).origin;
     expect(watch.urls.filter((url) => new URL(url).origin !== origin && !url.startsWith(`blob:${origin}/`))).toEqual([]);
+    expect(watch.cspViolations).toEqual([]);
+    expect(watch.consoleErrors).toEqual([]);
+  });
+});
+
+describe.skipIf(!run)('the second step of a login in chromium, when its mfa_token is spent', { timeout: 60_000 }, () => {
+  const clock = new TestClock(Date.now());
+  let server: Served;
+  let browser: Browser;
+  let page: Page;
+  const watch: Watch = { urls: [], consoleErrors: [], cspViolations: [] };
+  const post = async (path: string, jwt: string, body?: unknown) =>
+    fetch(`${server.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${jwt}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  const secondStep = async () => {
+    await page.goto(`${server.url}/developers#login`);
+    await page.getByLabel('Email').fill('ada@example.com');
+    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('heading', { name: 'Two-step verification', level: 1 }).waitFor();
+  };
+
+  beforeAll(async () => {
+    server = await serve(mfaEnv(), clock);
+    const jwt = await signUp(server.url, 'ada@example.com', 'ada');
+    const started = (await (await post('/api/me/mfa/totp', jwt)).json()) as { factor_id: string; secret: string };
+    const totp = new TOTP({ secret: Secret.fromBase32(started.secret) });
+    expect((await post(`/api/me/mfa/totp/${started.factor_id}/confirm`, jwt, { code: totp.generate({ timestamp: clock.now() }) })).status).toBe(200);
+    browser = await launch();
+    page = await (await openContext(browser, server.url, watch)).newPage();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  it('returns to the password after five wrong codes, which kill the mfa_token', async () => {
+    await secondStep();
+    for (let i = 0; i < 4; i++) {
+      await page.getByLabel('Code from your authenticator app').fill('000000');
+      await page.getByRole('button', { name: 'Verify' }).click();
+      // Each answer is awaited: a submission while one runs would be ignored by the form.
+      await expect.poll(() => page.locator('form[aria-busy]').getAttribute('aria-busy')).toBe('false');
+      expect(await page.locator('.field-error:visible').innerText()).toContain('That code is not right');
+    }
+    await page.getByLabel('Code from your authenticator app').fill('000000');
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByRole('heading', { name: 'Log in', level: 1 }).waitFor();
+    expect(await page.locator('.form-error').innerText()).toBe('Too many wrong codes. Please log in again.');
+    expect(await page.getByLabel('Password', { exact: true }).inputValue()).toBe('');
+  });
+
+  it('returns to the password once the mfa_token’s five minutes have passed', async () => {
+    await page.clock.install();
+    await secondStep();
+    await page.clock.fastForward('05:01');
+    await page.getByLabel('Code from your authenticator app').fill('123456');
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByRole('heading', { name: 'Log in', level: 1 }).waitFor();
+    expect(await page.locator('.form-error').innerText()).toBe('The time for the second step ran out. Please log in again.');
     expect(watch.cspViolations).toEqual([]);
     expect(watch.consoleErrors).toEqual([]);
   });
