@@ -268,7 +268,7 @@ describe.skipIf(!run)('two-step login on the Developers page in chromium', { tim
   });
 });
 
-describe.skipIf(!run)('the second step of a login in chromium, when its mfa_token is spent', { timeout: 60_000 }, () => {
+describe.skipIf(!run)('the second step of a login, and MFA_REQUIRED, in chromium', { timeout: 60_000 }, () => {
   const clock = new TestClock(Date.now());
   let server: Served;
   let browser: Browser;
@@ -289,7 +289,7 @@ describe.skipIf(!run)('the second step of a login in chromium, when its mfa_toke
   };
 
   beforeAll(async () => {
-    server = await serve(mfaEnv(), clock);
+    server = await serve({ ...mfaEnv(), MFA_REQUIRED: 'true', MFA_GRACE_DAYS: '14' }, clock);
     const jwt = await signUp(server.url, 'ada@example.com', 'ada');
     const started = (await (await post('/api/me/mfa/totp', jwt)).json()) as { factor_id: string; secret: string };
     const totp = new TOTP({ secret: Secret.fromBase32(started.secret) });
@@ -327,6 +327,27 @@ describe.skipIf(!run)('the second step of a login in chromium, when its mfa_toke
     await page.getByRole('button', { name: 'Verify' }).click();
     await page.getByRole('heading', { name: 'Log in', level: 1 }).waitFor();
     expect(await page.locator('.form-error').innerText()).toBe('The time for the second step ran out. Please log in again.');
+  });
+
+  it('shows a banner on every screen while MFA_REQUIRED waits for a factor, until one is added', async () => {
+    await page.clock.resume();
+    await signUp(server.url, 'bob@example.com', 'bob');
+    await logIn(page, server.url, 'bob@example.com');
+    const banner = page.getByRole('region', { name: 'Two-step login required' });
+    const graceEnd = new Date(clock.now() + 14 * 86_400_000).toLocaleDateString('en-US', { dateStyle: 'medium', timeZone: 'UTC' });
+    await expect.poll(() => banner.isVisible()).toBe(true);
+    expect(await banner.innerText()).toContain(`before ${graceEnd}`);
+    await screenshot(page, 'required-banner', GROUP);
+
+    await banner.getByRole('link', { name: 'Go to Account' }).click();
+    await page.getByRole('button', { name: 'Add authenticator app' }).click();
+    const secret = (await page.locator('.totp-secret').innerText()).replaceAll(' ', '');
+    await page.getByLabel('Code from the app').fill(new TOTP({ secret: Secret.fromBase32(secret) }).generate({ timestamp: clock.now() }));
+    await page.getByRole('button', { name: 'Confirm' }).click();
+    await page.getByRole('heading', { name: 'Your recovery codes' }).waitFor();
+    await expect.poll(() => banner.count()).toBe(0);
+    await page.getByLabel('I have saved these codes somewhere safe').check();
+    await page.getByRole('button', { name: 'Done' }).click();
     expect(watch.cspViolations).toEqual([]);
     expect(watch.consoleErrors).toEqual([]);
   });

@@ -6,6 +6,7 @@ import { describeError, formatDate, formatDateTime, fromNow } from '../format.js
 import { FormController, onClickOnce, textField } from '../forms.js';
 import { notify } from '../notices.js';
 import { authed, SessionEnded } from '../session.js';
+import { showMfaBanner } from './mfa-banner.js';
 import { loadList, meta, timeOf } from './parts.js';
 import { recoveryCodesPanel } from './recovery-codes.js';
 import { totpEnrolPanel } from './totp-enrol.js';
@@ -40,7 +41,8 @@ export function mfaCard(account: string): HTMLElement {
         factors.length === 0
           ? 'Add a second step to your login: after your password, a code from an authenticator app on your phone.'
           : `After your password, logging in asks for a code from one of these. Recovery codes left: ${left} of 10.`;
-      if (requiredBy !== null) note.textContent += ` Your administrator requires a second factor: add one before ${formatDate(requiredBy)}.`;
+      if (requiredBy !== null) note.textContent += ` This server requires one: add it before ${formatDate(requiredBy)}.`;
+      showMfaBanner(requiredBy);
       replace(list, factors.length === 0 ? null : h('ul', { class: 'items' }, ...factors.map(item)));
     });
 
