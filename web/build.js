@@ -7,6 +7,7 @@ import { cpSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } 
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import process from 'node:process';
+import { fileURLToPath } from 'node:url';
 
 const out = join(import.meta.dirname, '..', 'dist', 'public');
 // Built beside the output and swapped in at the end, so a server starting during a build never
@@ -22,6 +23,9 @@ try {
   process.exit(1); // tsc has printed the errors.
 }
 cpSync(join(import.meta.dirname, 'static'), next, { recursive: true });
+// The page's one dependency, the QR encoder of the TOTP enrolment (web/src/qr.ts): its ES module,
+// served from the page's own origin like the rest; web/src/vendor/uqr.d.ts gives it its types.
+cpSync(fileURLToPath(import.meta.resolve('uqr')), join(next, 'vendor', 'uqr.js'));
 
 const modules = readdirSync(next, { recursive: true })
   .map(String)
@@ -33,6 +37,8 @@ const index = readFileSync(indexFile, 'utf8');
 if (!index.includes('<!-- modulepreload -->')) throw new Error('web/static/index.html lacks the <!-- modulepreload --> marker');
 // src/web/routes.ts turns it on when mail is configured; without it the page would never offer mail.
 if (!index.includes('<meta name="rz-auth-mail" content="off">')) throw new Error('web/static/index.html lacks the rz-auth-mail meta marker');
+// The same for MFA_REQUIRED: without it the page would never show the grace period's banner.
+if (!index.includes('<meta name="rz-auth-mfa-required" content="off">')) throw new Error('web/static/index.html lacks the rz-auth-mfa-required meta marker');
 writeFileSync(indexFile, index.replace('<!-- modulepreload -->', preload));
 rmSync(out, { recursive: true, force: true });
 renameSync(next, out);

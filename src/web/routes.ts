@@ -47,11 +47,13 @@ interface Asset {
 export interface PageSettings {
   /** Mail is on (`SMTP_URL`): the page offers the §11 screens (forgot password, verification, email change). */
   readonly mail: boolean;
+  /** `MFA_REQUIRED`: the page asks whether the account's grace period runs, for its banner (contract §12.7). */
+  readonly mfaRequired: boolean;
 }
 
-/** The marker web/static/index.html carries; the page reads it (web/src/api-email.ts). */
-const MAIL_OFF = '<meta name="rz-auth-mail" content="off">';
-const MAIL_ON = '<meta name="rz-auth-mail" content="on">';
+/** The marker of each setting in web/static/index.html, `content="off"` there; the page reads them (web/src/api-email.ts, web/src/views/mfa-banner.ts). */
+const MARKERS: Readonly<Record<keyof PageSettings, string>> = { mail: 'rz-auth-mail', mfaRequired: 'rz-auth-mfa-required' };
+const marker = (name: string, on: boolean): string => `<meta name="${name}" content="${on ? 'on' : 'off'}">`;
 
 const assetOf = (body: Buffer, type: string): Asset => ({ body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` });
 
@@ -87,13 +89,17 @@ const NOT_BUILT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><t
 The API works without it: see <a href="/docs">/docs</a>.</p></body></html>`;
 
 /**
- * Whether mail is on is written into the page itself rather than asked by a request: the login
- * screen knows at once whether to offer "Forgot password?", without a probe that every visit would
- * send and that a 404 or a rate limit could answer for another reason.
+ * Whether mail is on (and MFA required) is written into the page itself rather than asked by a
+ * request: the login screen knows at once whether to offer "Forgot password?", without a probe that
+ * every visit would send and that a 404 or a rate limit could answer for another reason.
  */
 function withSettings(index: Asset, settings: PageSettings): Asset {
-  const html = index.body.toString('utf8');
-  return settings.mail && html.includes(MAIL_OFF) ? assetOf(Buffer.from(html.replace(MAIL_OFF, MAIL_ON), 'utf8'), index.type) : index;
+  const original = index.body.toString('utf8');
+  let html = original;
+  for (const [key, name] of Object.entries(MARKERS) as [keyof PageSettings, string][]) {
+    if (settings[key]) html = html.replace(marker(name, false), marker(name, true));
+  }
+  return html === original ? index : assetOf(Buffer.from(html, 'utf8'), index.type);
 }
 
 /**

@@ -30,6 +30,14 @@ export type ScopeTokenType = ScopeInfo['token_types'][number];
 /** A field a validation_failed problem names, and what is wrong with it. */
 export type FieldError = Readonly<NonNullable<Problem['errors']>[number]>;
 
+/** What a login answered `mfa_required` carries for its second step (contract §12.4): kept in memory only. */
+export interface MfaChallenge {
+  readonly token: string;
+  readonly methods: readonly string[];
+  /** Seconds the token lives. */
+  readonly expiresIn: number;
+}
+
 /** A failed call: an RFC 9457 problem from the server, or `network` when none arrived. */
 export class ApiError extends Error {
   override name = 'ApiError';
@@ -43,6 +51,8 @@ export class ApiError extends Error {
     /** Seconds from Retry-After, when the server sent one. */
     readonly retryAfter: number | null,
     readonly requestId: string | null,
+    /** Only on a login answered `mfa_required`. */
+    readonly mfa: MfaChallenge | null = null,
   ) {
     super(detail);
   }
@@ -70,7 +80,14 @@ async function toApiError(response: Response): Promise<ApiError> {
     Array.isArray(body.errors) ? body.errors.filter(isFieldError) : [],
     Number.isFinite(retry) && retry >= 0 ? retry : null,
     typeof body.request_id === 'string' ? body.request_id : null,
+    body.code === 'mfa_required' ? challengeOf(body) : null,
   );
+}
+
+function challengeOf(body: ProblemBody): MfaChallenge | null {
+  if (typeof body.mfa_token !== 'string') return null;
+  const methods = Array.isArray(body.methods) ? body.methods.filter((m): m is string => typeof m === 'string') : [];
+  return { token: body.mfa_token, methods, expiresIn: typeof body.expires_in === 'number' ? body.expires_in : 300 };
 }
 
 type Method = 'get' | 'post' | 'patch' | 'delete';

@@ -53,6 +53,7 @@ export function describeError(error: unknown, notFound = 'That item no longer ex
         ? `Please correct: ${error.fieldErrors.map((e) => `${e.field} ${e.message}`).join('; ')}.`
         : sentence(error.detail || 'The request was not accepted');
     case 401:
+      if (error.code === 'insufficient_user_authentication') return 'This needs you to confirm it is you. Try again, and confirm when asked.';
       return error.code === 'invalid_credentials' ? 'The email or password is incorrect.' : 'Your session ended, please log in again.';
     case 403:
       if (error.code === 'email_unverified') return 'Verify your email address first: open the link we mailed you, or choose “Send again” at the top of the page.';

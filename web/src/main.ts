@@ -3,13 +3,15 @@ import { mailOn } from './api-email.js';
 import { byId, focusHeading } from './dom.js';
 import { takeLink, type EmailLink } from './links.js';
 import { clearNotices, notify } from './notices.js';
-import { currentSession, endSession, onSessionEnded, restoreSession, startSession } from './session.js';
+import { reauthenticate } from './reauth-dialog.js';
+import { currentSession, endSession, onSessionEnded, onStepUp, restoreSession, startSession } from './session.js';
 import { accountView } from './views/account.js';
 import { appsView } from './views/apps.js';
 import { forgotView, loginView, signupView } from './views/auth.js';
 import { confirmView, resetView } from './views/email-links.js';
 import { securityLogView } from './views/security-log.js';
 import { tokensView } from './views/tokens.js';
+import { hideMfaBanner, refreshMfaBanner } from './views/mfa-banner.js';
 import { hideBanner, refreshBanner } from './views/verify-banner.js';
 import type { View } from './views/view.js';
 import { webhooksView } from './views/webhooks.js';
@@ -27,6 +29,16 @@ const nav = byId('nav', HTMLElement);
 const account = byId('account', HTMLDivElement);
 const who = byId('who', HTMLSpanElement);
 const logoutButton = byId('logout', HTMLButtonElement);
+
+/** The banners above every screen: an unverified email, a second factor the server requires. */
+function refreshBanners(): void {
+  void refreshBanner();
+  void refreshMfaBanner();
+}
+function hideBanners(): void {
+  hideBanner();
+  hideMfaBanner();
+}
 
 const route = (): string => location.hash.replace(/^#\/?/, '');
 /** The screens of a signed-in person; the first is where an unknown fragment leads. */
@@ -99,7 +111,7 @@ function navigate(screen: string): void {
 function signedIn(grant: api.SessionGrant): void {
   startSession(grant);
   clearNotices();
-  void refreshBanner();
+  refreshBanners();
   navigate(screenOf(route()));
 }
 
@@ -107,7 +119,7 @@ function signedIn(grant: api.SessionGrant): void {
 function passwordReset(): void {
   linkScreen = null;
   endSession();
-  hideBanner();
+  hideBanners();
   render(true);
   notify('success', 'Your password has been changed and every session of your account signed out. Log in with your new password.');
 }
@@ -121,7 +133,7 @@ async function emailConfirmed(): Promise<boolean> {
 /** After DELETE /api/me: nothing of the account is left to keep in this tab. */
 function accountDeleted(): void {
   endSession();
-  hideBanner();
+  hideBanners();
   render(true);
   notify('success', 'Your account has been deleted, with its tokens, apps and sessions.');
 }
@@ -139,7 +151,7 @@ async function logout(): Promise<void> {
   }
   logoutButton.removeAttribute('aria-disabled');
   endSession();
-  hideBanner();
+  hideBanners();
   render(true);
   if (reached) notify('success', 'You have logged out.');
   else notify('error', 'You are logged out in this tab, but rz-auth could not be reached to end the session: it stays valid until it expires.');
@@ -150,7 +162,7 @@ onSessionEnded(() => {
   for (const dialog of document.querySelectorAll('dialog')) if (dialog.open) dialog.close('cancel');
   // A value shown once stays until it is dismissed: its token is live, and it cannot be shown again.
   const secrets = [...viewRoot.querySelectorAll('section.secret')];
-  hideBanner();
+  hideBanners();
   render(true);
   viewRoot.prepend(...secrets);
   notify('info', secrets.length > 0 ? 'Your session ended, please log in again. The new value stays shown below until you dismiss it.' : 'Your session ended, please log in again.');
@@ -161,9 +173,13 @@ window.addEventListener('hashchange', () => {
   const link = takeLink();
   linkScreen = link === null ? null : linkView(link);
   clearNotices();
+  // Recovery codes not yet confirmed as saved follow the person to the next screen (views/recovery-codes.ts).
+  const unsaved = [...viewRoot.querySelectorAll('section.recovery-codes-panel')];
   render(true);
+  viewRoot.prepend(...unsaved);
 });
 logoutButton.addEventListener('click', () => void logout());
+onStepUp(reauthenticate);
 byId('skip-link', HTMLAnchorElement).addEventListener('click', (event) => {
   // The fragment names screens, so the skip link moves focus itself instead of changing it.
   event.preventDefault();
@@ -172,6 +188,6 @@ byId('skip-link', HTMLAnchorElement).addEventListener('click', (event) => {
 
 // Before any request: the token leaves the address bar first.
 const opened = takeLink();
-if (restoreSession() !== null) void refreshBanner();
+if (restoreSession() !== null) refreshBanners();
 linkScreen = opened === null ? null : linkView(opened);
 render(false);

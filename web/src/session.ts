@@ -94,19 +94,58 @@ function expire(): void {
   onEnded();
 }
 
+/** Asks the person to authenticate again; resolves with the new token, or null when they cancel. */
+export type StepUp = (jwt: string) => Promise<string | null>;
+let stepUp: StepUp = () => Promise.resolve(null);
+let pendingStepUp: Promise<string | null> | null = null;
+
+/** Sets what answers `insufficient_user_authentication` (the re-authentication dialog). */
+export function onStepUp(handler: StepUp): void {
+  stepUp = handler;
+}
+
+/** One dialog however many calls were refused at once: they all wait for the same new token. */
+function freshToken(jwt: string): Promise<string | null> {
+  pendingStepUp ??= stepUp(jwt).finally(() => {
+    pendingStepUp = null;
+  });
+  return pendingStepUp;
+}
+
+/** The same session with the token a step-up issued for it (POST /api/auth/reauth). */
+function replaceToken(session: Session, jwt: string): Session {
+  if (current !== session) return session;
+  current = { jwt, user: session.user };
+  storage()?.setItem(KEY, JSON.stringify(current));
+  scheduleExpiry(jwt);
+  return current;
+}
+
+const isChallenge = (error: unknown): boolean => error instanceof ApiError && error.status === 401 && error.code === 'insufficient_user_authentication';
+
 /**
  * Runs an API call with the user's token. A 401 means the session is over (expired, logged out in
  * another tab, revoked): the page returns to the login screen and the caller gets SessionEnded.
  * A wrong password on the account screen is a 401 too (`invalid_credentials`), but the session
- * is fine: the caller gets that error to show.
+ * is fine: the caller gets that error to show. An action that needs a recent login
+ * (`insufficient_user_authentication`, RFC 9470) asks the person to authenticate again and is
+ * retried once with the new token; cancelled, the caller gets the refusal.
  */
 export async function authed<T>(call: (jwt: string) => Promise<T>): Promise<T> {
-  const session = current;
+  let session = current;
   if (session === null) throw new SessionEnded();
   try {
-    return await call(session.jwt);
+    try {
+      return await call(session.jwt);
+    } catch (error) {
+      if (!isChallenge(error)) throw error;
+      const jwt = await freshToken(session.jwt);
+      if (jwt === null) throw error;
+      session = replaceToken(session, jwt);
+      return await call(jwt);
+    }
   } catch (error) {
-    if (error instanceof ApiError && error.status === 401 && error.code !== 'invalid_credentials') {
+    if (error instanceof ApiError && error.status === 401 && error.code !== 'invalid_credentials' && !isChallenge(error)) {
       if (current === session) expire();
       throw new SessionEnded();
     }

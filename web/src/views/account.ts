@@ -6,6 +6,7 @@ import { describeError } from '../format.js';
 import { FormController, textField } from '../forms.js';
 import { notify } from '../notices.js';
 import { authed } from '../session.js';
+import { mfaCard } from './mfa-card.js';
 import { pageHead } from './parts.js';
 import { sessionsCard } from './sessions.js';
 import type { View } from './view.js';
@@ -128,7 +129,7 @@ function deleteCard(username: string, onDeleted: () => void): HTMLElement {
   );
 }
 
-/** The Account screen: password, email (when this server sends mail), sessions, deletion. */
+/** The Account screen: password, email (when this server sends mail), two-step login, sessions, deletion. */
 export function accountView(user: api.User, onDeleted: () => void): View {
   const heading = h('h1', {}, 'Account');
   const sessions = sessionsCard();
@@ -139,6 +140,7 @@ export function accountView(user: api.User, onDeleted: () => void): View {
     pageHead(heading, `Signed in as ${user.username} (${user.email}).`, null),
     passwordCard(() => sessions.refresh()),
     mailOn() ? emailCard(user.email) : null,
+    mfaCard(user.username),
     sessions.element,
     deleteCard(user.username, onDeleted),
   );

@@ -2,27 +2,70 @@ import * as api from '../api.js';
 import { mailOn, requestPasswordReset } from '../api-email.js';
 import { h } from '../dom.js';
 import { FormController, textField } from '../forms.js';
+import { notify } from '../notices.js';
+import { secondFactorForm } from './second-factor.js';
 import type { View } from './view.js';
 
 const required = (value: string, message: string) => (value.trim() === '' ? message : null);
 
-/** Email and password; on success the caller starts the session. */
+const LOGIN_LEDE = 'Manage your API tokens and apps.';
+
+/** "You used a recovery code: 3 left." once the screen after the login shows. */
+function recoveryNotice(left: number): void {
+  const more = left <= 3 ? ' Make a new set on the Account screen soon.' : '';
+  notify('info', `You logged in with a recovery code; it no longer works. ${left === 1 ? '1 code is' : `${left} codes are`} left.${more}`);
+}
+
+/**
+ * Email and password, then, for an account with a second factor, its code in the same card
+ * (views/second-factor.ts); on success the caller starts the session.
+ */
 export function loginView(onGrant: (grant: api.SessionGrant) => void): View {
   const heading = h('h1', { id: 'login-heading' }, 'Log in');
+  const lede = h('p', { class: 'lede' }, LOGIN_LEDE);
   const email = textField({ label: 'Email', name: 'email', type: 'email', autocomplete: 'username', required: true, spellcheck: false });
   const password = textField({ label: 'Password', name: 'password', type: 'password', autocomplete: 'current-password', required: true });
   const submit = h('button', { type: 'submit', class: 'button button-primary button-block' }, 'Log in');
   const form = h('form', { class: 'stack', 'aria-labelledby': heading.id }, email.element, password.element, submit);
   const controller = new FormController(form, { email, password }, submit);
+  const card = h('div', { class: 'card auth-card' }, heading, lede, form);
+  const restart = (reason: string | null) => {
+    heading.textContent = 'Log in';
+    lede.textContent = LOGIN_LEDE;
+    password.control.value = '';
+    card.replaceChildren(heading, lede, form);
+    if (reason !== null) controller.showAlert(reason);
+    password.control.focus();
+  };
+  const secondStep = (challenge: api.MfaChallenge) => {
+    heading.textContent = 'Two-step verification';
+    lede.textContent = 'Your password was right. Now confirm it is you with your second factor.';
+    const step = secondFactorForm({
+      challenge,
+      onGrant: (grant, left) => {
+        onGrant(grant);
+        if (left !== null) recoveryNotice(left);
+      },
+      onRestart: restart,
+    });
+    step.setAttribute('aria-labelledby', heading.id);
+    card.replaceChildren(heading, lede, step);
+    step.querySelector<HTMLInputElement>('input:not([hidden] input)')?.focus();
+  };
   controller.onSubmit('Logging in…', async () => {
     const ok = controller.check({ email: required(email.value, 'Enter your email.'), password: required(password.value, 'Enter your password.') });
     if (!ok) return;
-    onGrant(await api.login({ email: email.value.trim(), password: password.value }));
+    try {
+      onGrant(await api.login({ email: email.value.trim(), password: password.value }));
+    } catch (error) {
+      if (!(error instanceof api.ApiError && error.mfa !== null)) throw error;
+      secondStep(error.mfa);
+    }
   });
   const element = h(
     'section',
     { class: 'auth' },
-    h('div', { class: 'card auth-card' }, heading, h('p', { class: 'lede' }, 'Manage your API tokens and apps.'), form),
+    card,
     // Only a server that sends mail can send a reset link (contract §11.2).
     mailOn() ? h('p', { class: 'auth-switch' }, h('a', { href: '#forgot' }, 'Forgot password?')) : null,
     h('p', { class: 'auth-switch' }, 'New here? ', h('a', { href: '#signup' }, 'Create an account')),
