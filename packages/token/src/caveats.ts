@@ -62,8 +62,17 @@ export function caveatOf(type: string, value: unknown): Caveat | null {
  * them, so a caveat read back is exactly one a writer could have made.
  */
 export function encodeCaveat(caveat: Caveat): string {
-  const value = caveat.type === 'rl' ? { q: caveat.value.q, w: caveat.value.w } : caveat.value;
-  return `{${JSON.stringify(caveat.type)}:${JSON.stringify(value)}}`;
+  switch (caveat.type) {
+    // Integers of the grammar are below 2^53, which String() writes in plain decimal digits.
+    case 'iat':
+    case 'exp':
+    case 'nbf':
+      return `{"${caveat.type}":${String(caveat.value)}}`;
+    case 'rl':
+      return `{"rl":{"q":${String(caveat.value.q)},"w":${String(caveat.value.w)}}}`;
+    default:
+      return `{"${caveat.type}":${JSON.stringify(caveat.value)}}`;
+  }
 }
 
 /**

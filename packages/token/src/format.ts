@@ -42,7 +42,7 @@ export function chainHead(parentRef: Uint8Array, childId: Uint8Array): Uint8Arra
 }
 
 /** The parts of a body, or null: version, caveat count and lengths, nothing left over. */
-function splitBody(body: Uint8Array): Omit<Child, 'caveats'> | null {
+function splitBody(body: Uint8Array): Framing | null {
   if (body.length < MIN_BODY_BYTES || body[0] !== VERSION) return null;
   const n = body[HEAD_BYTES - 1] ?? 0;
   if (n < MIN_CAVEATS || n > MAX_CAVEATS) return null;
@@ -64,14 +64,16 @@ function splitBody(body: Uint8Array): Omit<Child, 'caveats'> | null {
 /** Base64url characters holding the version and n: 36 bytes, so any refusal on them is O(1). */
 const HEAD_TEXT = Math.ceil(HEAD_BYTES / 3) * 4;
 
+/** A child's framing: its parts, with the caveats as bytes whose grammar is not checked yet. */
+export type Framing = Omit<Child, 'caveats'>;
+
 /**
- * The child in `token`, or null. Every bound of contract §14.4 comes first, cheapest first: the
- * length (before anything reads the text), the prefix, the version and 2 ≤ n ≤ 16 (from the first
- * 48 characters), the canonical base64url of the rest, the checksum, each caveat 1–512 bytes;
- * then each caveat's grammar (§14.5), `iat` first and at least one `exp`. No HMAC and no lookup
- * happen here, and the work is linear in the token's length, itself at most 4,096 characters.
+ * The framing of `token`, or null. Every bound of contract §14.4, cheapest first: the length
+ * (before anything reads the text), the prefix, the version and 2 ≤ n ≤ 16 (from the first 48
+ * characters), the canonical base64url of the rest, the checksum, each caveat 1–512 bytes and
+ * nothing left over. Linear in the token's length, itself at most 4,096 characters.
  */
-export function readChild(token: unknown): Child | null {
+export function readFraming(token: unknown): Framing | null {
   if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH || token.length < MIN_TOKEN_LENGTH) return null;
   if (!token.startsWith(PREFIX)) return null;
   const head = fromBase64url(token.slice(PREFIX.length, PREFIX.length + HEAD_TEXT));
@@ -79,7 +81,15 @@ export function readChild(token: unknown): Child | null {
   if (head?.[0] !== VERSION || n < MIN_CAVEATS || n > MAX_CAVEATS) return null;
   // The decoder refuses any character outside base64url, so the checksum reads ASCII only.
   const body = fromBase64url(token.slice(PREFIX.length, -CHECKSUM_LENGTH));
-  const parts = body && checksumHolds(token) ? splitBody(body) : null;
+  return body && checksumHolds(token) ? splitBody(body) : null;
+}
+
+/**
+ * The child in `token`, or null: its framing (readFraming), then each caveat's grammar (§14.5),
+ * `iat` first and at least one `exp`. No HMAC and no lookup happen here.
+ */
+export function readChild(token: unknown): Child | null {
+  const parts = readFraming(token);
   if (!parts) return null;
   const caveats: Caveat[] = [];
   for (const raw of parts.raw) {

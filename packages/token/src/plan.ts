@@ -1,7 +1,7 @@
 import { checksumHolds, hex, randomUuidBytes, utf8, uuidBytes, uuidText } from './bytes.js';
 import type { Caveat } from './caveats.js';
 import { invalidOption, malformedParent, malformedToken, TokenError } from './errors.js';
-import { caveatBytes, type Child, MAX_CAVEATS, readChild, writeChild } from './format.js';
+import { caveatBytes, type Framing, MAX_CAVEATS, readChild, readFraming, writeChild } from './format.js';
 import { type DeriveOptions, nowSeconds, type Restrictions, restrictionCaveats } from './options.js';
 import { type CaveatSummary, summarize } from './rights.js';
 
@@ -39,9 +39,13 @@ export function planDerive(opts: DeriveOptions): Plan {
   return { childId, added: caveats.map(caveatBytes) };
 }
 
-/** The child being attenuated and the caveats to append to it. */
-export function planAttenuate(token: string, opts: Restrictions): { readonly child: Child; readonly added: readonly Uint8Array[] } {
-  const child = readChild(token);
+/**
+ * The child being attenuated and the caveats to append to it. Only the child's framing is read:
+ * appending needs no more, and a child whose caveats break the grammar stays refused by whoever
+ * verifies it, however many caveats are appended.
+ */
+export function planAttenuate(token: string, opts: Restrictions): { readonly child: Framing; readonly added: readonly Uint8Array[] } {
+  const child = readFraming(token);
   if (child === null) throw malformedToken();
   const added = restrictionCaveats(opts ?? {}, nowSeconds(opts?.now)).map(caveatBytes);
   if (added.length === 0) throw invalidOption('opts', 'must hold at least one restriction');

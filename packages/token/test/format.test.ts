@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checksum, fromBase64url, toBase64url } from '../src/bytes.js';
 import { attenuate, chainHolds, derivationKey, derive, inspect, parentRef, readChild, TokenError } from '../src/index.js';
-import { apiToken, appToken, bodyOf, keyOf, NOW, refOf, withChecksum } from './forge.js';
+import { apiToken, appToken, bodyOf, forge, keyOf, NOW, refOf, withChecksum } from './forge.js';
 
 /** Contract §14.4: the layout, the checksum and the parent's reference, checked against node:crypto and node:zlib. */
 
@@ -107,6 +107,14 @@ describe('attenuate', () => {
     for (let i = 2; i < 16; i++) longer = attenuate(longer, { label: `step ${i}` });
     expect(readChild(longer)?.caveats).toHaveLength(16);
     expect(() => attenuate(longer, { label: 'one too many' })).toThrow(expect.objectContaining({ code: 'ERR_TOKEN_TOO_LARGE' }));
+  });
+
+  it('reads only the framing: a child with a caveat outside the grammar is attenuated and stays refused', () => {
+    const parent = apiToken();
+    const bad = forge({ parent, caveats: ['{"iat":1800000000}', '{"exp":1800000900}', '{"sub":"x"}'] });
+    const appended = attenuate(bad, { ttl: 60, now: NOW });
+    expect(readChild(bad)).toBeNull();
+    expect(readChild(appended)).toBeNull();
   });
 
   it('stops at 4,096 characters', () => {
