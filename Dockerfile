@@ -21,6 +21,7 @@ WORKDIR /src
 # The dependencies first, from the lockfile alone, so a source change does not reinstall them.
 # The workspaces' package.json files are part of the lockfile's tree.
 COPY package.json package-lock.json ./
+COPY packages/token/package.json packages/token/
 COPY packages/verify/package.json packages/verify/
 COPY examples/resource-server/package.json examples/resource-server/
 # Install scripts run only for the packages package.json's allowScripts allows (read from it, so
@@ -34,7 +35,7 @@ RUN npm run build
 
 # What the runtime stage copies: production dependencies only. Then what a Node 24 process never
 # reads: better-sqlite3 12 (Node 20's driver; src/db/database.ts loads better-sqlite3-napi on
-# Node 22+), the workspaces (the verifier package and its example service), SQLite's C sources
+# Node 22+), the workspaces (the token and verifier packages and the example service), SQLite's C sources
 # and other platforms' prebuilt binaries, type declarations and source maps of dependencies.
 RUN npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
   && rm -rf node_modules/better-sqlite3 node_modules/@rz-auth node_modules/rz-auth-resource-server-example \

