@@ -87,9 +87,11 @@ const commands: Record<string, Command> = {
     const workers = values.workers === undefined ? config.workers : parseWorkers(values.workers, '--workers');
     // argon2 hashes on libuv's pool, and each pool thread that has ever hashed keeps a hash's memory
     // (bench/README.md, "Where rz-auth's memory goes"): the pool has `hashConcurrency` threads, and
-    // the system resolver's lookup slots on top when webhooks may use it, since a lookup can hang.
+    // the system resolver's lookup slots on top when webhooks may use it, since a lookup can hang,
+    // and one thread for the rest: user tokens are signed and verified with WebCrypto on the pool,
+    // and during a login flood a second step or a step-up would otherwise wait behind the hashes.
     const lookupSlots = config.webhooks.allowPrivate ? MAX_LOOKUPS : 0;
-    process.env.UV_THREADPOOL_SIZE ??= String(config.passwords.hashConcurrency + lookupSlots);
+    process.env.UV_THREADPOOL_SIZE ??= String(config.passwords.hashConcurrency + lookupSlots + 1);
     // Each process that serves requests traces them: a cluster's workers, not its primary.
     const tracing = workers > 1 && cluster.isPrimary ? NO_TRACING : await loadTracing(process.env);
     if (workers > 1 || cluster.isWorker) await serveCluster({ ...config, workers }, tracing);
