@@ -7,6 +7,7 @@ import { hasExited, mailSinkOf, metricsUrlOf, type Servers } from './servers.js'
 import { type MailFeed, mailsAccepted } from './mail.js';
 import type { SecondFactorLogins } from './mfa.js';
 import type { Credentials } from './setup.js';
+import { deliveryChildOf } from '../test/helpers/processes.js';
 
 /** One measured stretch of one scenario. */
 export interface Slice extends LoadResult {
@@ -20,6 +21,8 @@ export interface Slice extends LoadResult {
   readonly peakRssMb: number | null;
   /** 2xx per second of the background load (logins during a flood). */
   readonly backgroundRps?: number;
+  /** With mail: the delivery child's CPU time (`rz-auth mail deliver`, MAIL_WORKER=process) and the mails accepted meanwhile. */
+  readonly delivery?: { readonly cpuSeconds: number; readonly mails: number };
 }
 
 export interface MeasureContext {
@@ -69,13 +72,17 @@ export async function measureSlice(ctx: MeasureContext, scenario: Scenario, seco
     if (first && ctx.warmupSeconds > 0) assertHealthy(`${scenario.id} warm-up`, await runLoad(ctx.generator, url, await specFor(ctx.warmupSeconds), ctx.warmupSeconds));
     else if (background || mails) await sleep(LEAD_IN_MS);
     const spec = await specFor(seconds);
+    // The server's CPU is the API process's alone; the child's is measured beside it, per mail.
+    const deliverer = mails ? await deliveryChildOf(pid, 5000) : null;
     const sentBefore = mails ? await mailsAccepted(mailSinkOf(server)) : 0;
     const startedAt = performance.now();
-    const [serverBefore, selfBefore] = [processCpuSeconds(pid), cpuSeconds()];
+    const [serverBefore, selfBefore, childBefore] = [processCpuSeconds(pid), cpuSeconds(), deliverer === null ? null : processCpuSeconds(deliverer)];
     const result = await runLoad(ctx.generator, url, spec, seconds);
-    const [serverAfter, selfAfter] = [processCpuSeconds(pid), cpuSeconds()];
+    const [serverAfter, selfAfter, childAfter] = [processCpuSeconds(pid), cpuSeconds(), deliverer === null ? null : processCpuSeconds(deliverer)];
     const wall = (performance.now() - startedAt) / 1000;
-    const mailRate = mails ? ((await mailsAccepted(mailSinkOf(server))) - sentBefore) / wall : undefined;
+    const sent = mails ? (await mailsAccepted(mailSinkOf(server))) - sentBefore : 0;
+    const mailRate = mails ? sent / wall : undefined;
+    const delivery = childBefore === null || childAfter === null ? undefined : { cpuSeconds: childAfter - childBefore, mails: sent };
     await mails?.stop();
     assertHealthy(scenario.id, result);
     background?.stop();
@@ -90,6 +97,7 @@ export async function measureSlice(ctx: MeasureContext, scenario: Scenario, seco
       loadGeneratorCores: (result.loadGeneratorCpuSeconds ?? selfAfter - selfBefore) / wall,
       peakRssMb: peakRssMb(pid),
       ...(flood ? { backgroundRps: flood.rps } : mailRate === undefined ? {} : { backgroundRps: mailRate }),
+      ...(delivery ? { delivery } : {}),
     };
     await settle(pid);
     return slice;

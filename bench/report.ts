@@ -48,6 +48,8 @@ export interface Summary {
   /** The highest of its slices: near 1, the load generator rather than the server may set the pace. */
   readonly loadGeneratorCores: number;
   readonly backgroundRps: number | null;
+  /** The mail delivery child's CPU µs per mail accepted by the relay, over all its slices; null without one. */
+  readonly deliveryCpuUsPerMail: number | null;
   readonly seconds: number;
   readonly checks: readonly Check[];
   readonly pairs: readonly Pair[];
@@ -111,6 +113,8 @@ export function summarize(scenarios: readonly Scenario[], results: ReadonlyMap<s
     const cpuUs = slices.map((s) => (s.serverCpuUs === null ? null : s.serverCpuUs * s.ok));
     const rpsRatio = rpsRatios(pairs);
     const background = slices.flatMap((s) => (s.backgroundRps === undefined ? [] : [s.backgroundRps]));
+    const delivery = slices.flatMap((s) => (s.delivery ? [s.delivery] : []));
+    const mailsSent = sum(delivery.map((d) => d.mails));
     const base: Omit<Summary, 'checks'> = {
       id: scenario.id,
       title: scenario.title,
@@ -124,6 +128,7 @@ export function summarize(scenarios: readonly Scenario[], results: ReadonlyMap<s
       peakRssMb: maxOrNull(slices.map((s) => s.peakRssMb)),
       loadGeneratorCores: Math.max(...slices.map((s) => s.loadGeneratorCores)),
       backgroundRps: background.length === 0 ? null : sum(background) / background.length,
+      deliveryCpuUsPerMail: delivery.length === 0 || mailsSent === 0 ? null : (sum(delivery.map((d) => d.cpuSeconds)) * 1e6) / mailsSent,
       seconds,
       pairs,
     };
@@ -159,7 +164,8 @@ export function tableRows(summaries: readonly Summary[]): string[][] {
   const basis = summaries.find((s) => s.ratio)?.ratio?.basis ?? 'CPU';
   const header = ['scenario', 'req/s', 'CPU µs/req', `× baseline (${basis})`, 'middle half', '× baseline (req/s)', 'p50 ms', 'p99 ms', 'CPU cores', 'peak RSS MB', 'targets (informational)'];
   const rows = summaries.map((s) => [
-    s.title,
+    // The CPU columns are the API process's; the delivery child's cost is said beside them.
+    s.deliveryCpuUsPerMail === null ? s.title : `${s.title}; delivery child ${s.deliveryCpuUsPerMail.toFixed(0)} µs CPU/mail`,
     Math.round(s.rps).toString(),
     fixed(s.cpuUs, 1),
     s.ratio ? `${ratioText(s.ratio.median)}× ${s.ratio.baseline}` : '—',

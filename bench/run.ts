@@ -29,7 +29,8 @@ const fmt = (n: number | null, digits = 2) => (n === null ? 'n/a' : n.toFixed(di
 
 function progress(scenario: Scenario, seconds: number, slice: Awaited<ReturnType<typeof measureSlice>>): void {
   const unit = scenario.mailFeed === undefined ? 'req/s' : 'mails/s sent';
-  const flood = slice.backgroundRps === undefined ? '' : `  background ${Math.round(slice.backgroundRps)} ${unit}`;
+  const child = slice.delivery && slice.delivery.mails > 0 ? ` (delivery child ${fmt((slice.delivery.cpuSeconds * 1e6) / slice.delivery.mails, 0)} µs CPU/mail)` : '';
+  const flood = slice.backgroundRps === undefined ? '' : `  background ${Math.round(slice.backgroundRps)} ${unit}${child}`;
   console.log(
     `${scenario.id.padEnd(28)} ${String(seconds).padStart(3)} s ${Math.round(slice.rps).toString().padStart(6)} req/s  ` +
       `${fmt(slice.serverCpuUs, 1).padStart(6)} µs/req  CPU ${fmt(slice.serverCores)} (load generator ${fmt(slice.loadGeneratorCores)})  RSS ${fmt(slice.peakRssMb, 0)} MB${flood}`,

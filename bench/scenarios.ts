@@ -125,10 +125,11 @@ export const SCENARIOS: readonly Scenario[] = [
     targets: [{ kind: 'ratio', min: 0.9 }, RSS],
   },
   {
-    // What sending mail costs the API: the same load on a server whose worker sends a steady
-    // stream of mails to a loopback relay (the worker's CPU counted in the CPU per request).
+    // What sending mail costs the API: the same load on a server whose delivery child
+    // (MAIL_WORKER=process, the default) sends a steady stream of mails to a loopback relay. The
+    // CPU per request is the API process's alone; the child's CPU per mail is shown beside it.
     id: 'me-during-mail',
-    title: 'GET /api/me, API token, while the worker sends 250 mails/s (SMTP_URL to a loopback relay)',
+    title: 'GET /api/me, API token, while its delivery child sends 250 mails/s (SMTP_URL to a loopback relay); CPU of the API process',
     server: 'rz-auth-mail',
     baseline: 'me-api-token',
     load: (c, s) => me(c.apiToken, s.connections),
@@ -136,10 +137,10 @@ export const SCENARIOS: readonly Scenario[] = [
     targets: [{ kind: 'ratio', min: 0.95 }, { kind: 'mails', min: 200 }, RSS],
   },
   {
-    // The worker's capacity: mails are queued faster than it can send them, and the relay counts
-    // what it accepts; the measured load is a 2-connection probe of GET /healthz.
+    // The delivery child's capacity: mails are queued faster than it can send them, and the relay
+    // counts what it accepts; the measured load is a 2-connection probe of GET /healthz.
     id: 'mail-throughput',
-    title: 'mail worker: mails/s handed to a loopback relay (1,000/s queued), GET /healthz probe',
+    title: 'mail delivery child: mails/s handed to a loopback relay (1,000/s queued), GET /healthz probe',
     server: 'rz-auth-mail',
     load: (_c, s) => ({ method: 'GET', path: '/healthz', connections: s.probeConnections }),
     mailFeed: 1000,

@@ -19,7 +19,7 @@ export interface BackgroundLoops {
   readonly maintenance: Loop;
   /** Dispatches audit events to webhooks and sends the due deliveries. */
   readonly webhookDelivery: Loop;
-  /** Sends the mail outbox's due mails; a loop that does nothing when mail is off. */
+  /** Sends the mail outbox's due mails (MAIL_WORKER=inline; else `rz-auth mail deliver` starts it alone); does nothing when mail is off. */
   readonly mailDelivery: Loop;
 }
 

@@ -7,6 +7,7 @@ import { readPassword } from './cli/password-input.js';
 import { noArguments, onlyId, parseOnce, UsageError } from './cli/usage.js';
 import { WEBHOOK_USAGE, webhookCommands } from './cli/webhooks.js';
 import { MAIL_USAGE, mailCommands } from './cli/mail.js';
+import { deliverMail, MAIL_DELIVER_USAGE } from './cli/mail-deliver.js';
 import { serveCluster } from './cluster.js';
 import { type Config, ConfigError, loadConfig, parseWorkers } from './config.js';
 import { describeDatabase, openDatabase, requireExisting } from './db/database.js';
@@ -44,6 +45,7 @@ Commands:
                                          (default the last ${DEFAULT_CLI_LIMIT})
 ${WEBHOOK_USAGE}
 ${MAIL_USAGE}
+${MAIL_DELIVER_USAGE}
 ${COPY_USAGE}
   help                                   show this text
 
@@ -183,6 +185,7 @@ const commands: Record<string, Command> = {
 
   ...webhookCommands(withServices),
   ...mailCommands(withServices),
+  'mail deliver': deliverMail,
   copy: copyCommand,
 };
 

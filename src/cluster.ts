@@ -4,6 +4,7 @@ import { holdClusterCounters } from './ratelimit/cluster.js';
 import { closeOnSignals, startServer } from './server.js';
 import { createServices } from './composition-root.js';
 import type { Tracing } from './observability/tracing/tracing.js';
+import { superviseMailChild } from './mail/supervisor.js';
 
 const RESTART_DELAY_MS = 1000;
 /** More crashes than this within the window means something is broken, not flaky: give up. */
@@ -25,7 +26,9 @@ export async function serveCluster(config: Config, tracing: Tracing): Promise<vo
   if (cluster.isWorker) {
     // A worker that cannot start (its port taken) must exit, for the primary to count the crash:
     // its channel to the primary would otherwise keep it alive, serving nothing.
-    const server = await startServer(config, tracing).catch((error: unknown) => {
+    // MAIL_WORKER=process: the primary's one child sends for the whole group, no worker does.
+    const mail = config.mail?.worker === 'process' ? { ...config.mail, worker: 'external' as const } : config.mail;
+    const server = await startServer({ ...config, mail }, tracing).catch((error: unknown) => {
       cluster.worker?.disconnect();
       throw error;
     });
@@ -37,11 +40,14 @@ export async function serveCluster(config: Config, tracing: Tracing): Promise<vo
   if (!config.redisUrl) holdClusterCounters(config.rateLimits);
 
   let stopping = false;
+  const log = (level: 'info' | 'error', msg: string, fields: Record<string, unknown>) => console.error(JSON.stringify({ level: level === 'error' ? 50 : 30, msg, ...fields }));
+  const mailChild = config.mail?.worker === 'process' ? superviseMailChild({ count: null, stopTimeoutMs: config.shutdownTimeoutMs, log }) : null;
+  let mailStopped: Promise<void> = Promise.resolve();
   const crashes: number[] = [];
   const fork = (): Worker => cluster.fork();
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      if (Object.keys(cluster.workers ?? {}).length === 0) void mailStopped.then(() => process.exit(0));
       return;
     }
     const now = Date.now();
@@ -58,8 +64,9 @@ export async function serveCluster(config: Config, tracing: Tracing): Promise<vo
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) process.exit(1);
     stopping = true;
+    mailStopped = mailChild?.stop() ?? mailStopped;
     const workers = Object.values(cluster.workers ?? {});
-    if (workers.length === 0) process.exit(0);
+    if (workers.length === 0) void mailStopped.then(() => process.exit(0));
     for (const worker of workers) worker?.process.kill(signal);
     setTimeout(() => process.exit(1), config.shutdownTimeoutMs + 5000).unref();
   };

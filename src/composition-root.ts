@@ -18,7 +18,7 @@ import { pollingWatched } from './changes/watch.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import type { MailSettings } from './mail/config.js';
-import { createMailDelivery, type MailDelivery, NO_MAIL_DELIVERY } from './mail/runner.js';
+import { createMailDelivery, type MailDelivery, type MailParts, NO_MAIL_DELIVERY } from './mail/runner.js';
 import { MailQueue } from './mail/queue.js';
 import { type Database, openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -114,6 +114,7 @@ export interface Services {
   readonly mailDelivery: MailDelivery | null;
   /** The mail outbox as the operator reads it (`rz-auth mail list`). */
   readonly mailOutbox: MailQueue;
+  readonly mailCount: MailParts['deliveries']; // rz_mail_deliveries_total, to which a delivery child's outcomes are added (src/mail/supervisor.ts)
   /** Flushes pending writes and closes connections. */
   close(): Promise<void>;
 }
@@ -131,7 +132,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     // Start with shared counters if Redis comes up in time; otherwise run degraded (see RateLimiter).
     if (redis && !(await redisReady(redis, 5000))) onError(new Error(`Redis at REDIS_URL is not reachable yet`), 'redis');
     else if (redis) await checkDatabase(redis);
-    return await wire(config, { database, redis, clock, onError, requireFeed: options.requireFeed ?? false, tracing: options.tracing ?? NO_TRACING });
+    return await wire(config, { database, redis, clock, onError, requireFeed: options.requireFeed ?? false, tracing: options.tracing ?? NO_TRACING, mailCount: options.mailCount ?? null });
   } catch (error) {
     redis?.disconnect();
     await database.close();
@@ -139,7 +140,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
   }
 }
 
-async function wire(config: Config, { database, redis, clock, onError, requireFeed, tracing }: Infrastructure): Promise<Services> {
+async function wire(config: Config, { database, redis, clock, onError, requireFeed, tracing, mailCount }: Infrastructure): Promise<Services> {
   const { db } = database;
   const metrics = config.metrics ? createMetrics() : null;
   const { counts, propagation } = instruments(metrics);
@@ -189,7 +190,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   // Ended tokens stay listed as long as the audit log keeps the event that ended them.
   const history = { endedVisibleMs: config.auditRetentionMs };
   // Mail off: no loop, no gauge, nothing reads or writes the outbox (§11.2).
-  const mail = config.mail ? createMailDelivery(db, clock, config.mail, { minter: email.links, deliveries: counts?.mails ?? null, onError }) : null;
+  const mail = config.mail ? createMailDelivery(db, clock, config.mail, { minter: email.links, deliveries: counts?.mails ?? mailCount, onError }) : null;
   const maintenance = new Maintenance(
     [
       expiredSessions(sessionStore),
@@ -207,8 +208,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     MAINTENANCE_INTERVAL_MS,
     onError,
   );
-  const mailDelivery = mail?.delivery ?? NO_MAIL_DELIVERY;
-  const background = new Background({ changePolling: propagation ? pollingWatched(polling, feed) : polling, tokenUsage: usage, sessionUsage, refusals, maintenance, webhookDelivery: webhooks.delivery, mailDelivery });
+  const background = new Background({ changePolling: propagation ? pollingWatched(polling, feed) : polling, tokenUsage: usage, sessionUsage, refusals, maintenance, webhookDelivery: webhooks.delivery, mailDelivery: mail?.delivery ?? NO_MAIL_DELIVERY });
   if (metrics) observeServices(metrics, { database, redis, hasher, keys, feed, events, mailPending: mail ? (cap) => mail.queue.pending(cap) : null });
 
   return {
@@ -238,7 +238,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     redis,
     metrics,
     tracing,
-    mail: config.mail, mailDelivery: mail?.delivery ?? null,
+    mail: config.mail, mailDelivery: mail?.delivery ?? null, mailCount: counts?.mails ?? null,
     mailOutbox: mail?.queue ?? new MailQueue(db),
     async close() {
       events.stop();

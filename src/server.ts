@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import { createLogDestination, flushLog } from './http/logging.js';
 import { holdTickShape } from './lib/tick-shape.js';
 import { createServices, type Services } from './composition-root.js';
+import { type MailChild, superviseMailChild } from './mail/supervisor.js';
 import { type MetricsListener, startMetricsListener } from './observability/metrics/listener.js';
 import { NO_TRACING, type Tracing } from './observability/tracing/tracing.js';
 
@@ -14,6 +15,8 @@ export interface RunningServer {
   readonly url: string;
   /** The metrics listener's address (METRICS_ADDR), null when metrics are off. */
   readonly metricsUrl: string | null;
+  /** The supervised `rz-auth mail deliver` child (MAIL_WORKER=process), null otherwise. */
+  readonly mailChild: MailChild | null;
   /** Stops accepting connections, finishes in-flight requests, flushes and closes the store. */
   close(): Promise<void>;
 }
@@ -36,16 +39,19 @@ export async function startServer(config: Config, tracing: Tracing = NO_TRACING)
     const url = await app.listen({ port: config.port, host: config.host });
     // Its own listener, never the API's port (docs/operations.md); scrapes go on while requests drain.
     if (config.metrics && services.metrics) metrics = await startMetricsListener(config.metrics, services.metrics);
-    services.background.start();
+    // MAIL_WORKER: only `inline` sends mail from this process (docs/email.md).
+    services.background.start({ except: config.mail?.worker === 'inline' ? [] : ['mailDelivery'] });
     const running = app;
     const listener = metrics;
+    const mailChild = config.mail?.worker === 'process' ? startMailChild(running, services) : null;
     return {
       app: running,
       services,
       url,
       metricsUrl: listener?.url ?? null,
+      mailChild,
       async close() {
-        await running.close();
+        await Promise.all([running.close(), mailChild?.stop()]);
         await listener?.close();
         await services.close();
         await flushLog(logStream);
@@ -58,6 +64,15 @@ export async function startServer(config: Config, tracing: Tracing = NO_TRACING)
     await services.close();
     throw error;
   }
+}
+
+/** The delivery child, logging to the server's log, its outcomes counted in the server's registry. */
+function startMailChild(app: FastifyInstance, services: Services): MailChild {
+  return superviseMailChild({
+    count: services.mailCount,
+    stopTimeoutMs: services.config.shutdownTimeoutMs,
+    log: (level, message, fields) => app.log[level](fields, message),
+  });
 }
 
 /** Closes gracefully on SIGTERM or SIGINT; a second signal exits at once. */

@@ -1,4 +1,4 @@
-import { ConfigError, type Env, int, raw } from '../lib/env-vars.js';
+import { ConfigError, type Env, int, oneOf, raw } from '../lib/env-vars.js';
 import { isLoopbackHost, publicUrlFrom } from '../lib/public-url.js';
 
 /** How rz-auth reaches the operator's SMTP server (SMTP_URL). */
@@ -14,8 +14,17 @@ export interface SmtpSettings {
   readonly timeoutMs: number;
 }
 
+/**
+ * MAIL_WORKER, which process sends the outbox (docs/email.md): `process`, a child that `serve` forks
+ * and supervises (`rz-auth mail deliver`), so sending costs the API's process no CPU; `inline`,
+ * the API's process itself; `external`, none that `serve` starts: the operator runs the command.
+ */
+export const MAIL_WORKERS = ['process', 'inline', 'external'] as const;
+export type MailWorkerMode = (typeof MAIL_WORKERS)[number];
+
 /** Mail on (SMTP_URL set): where links point, who mails come from, and the transport (docs/email.md). */
 export interface MailSettings {
+  readonly worker: MailWorkerMode;
   /** PUBLIC_URL with a trailing slash: every link in a mail starts with it, never with a request's Host. */
   readonly publicUrl: URL;
   /** MAIL_FROM, split so the envelope sender is the bare address. */
@@ -67,8 +76,10 @@ function parseFrom(env: Env): MailSettings['from'] {
 
 /** Mail settings from SMTP_URL, MAIL_FROM and PUBLIC_URL; null (mail off) when SMTP_URL is unset. */
 export function mailFrom(env: Env): MailSettings | null {
+  // Checked with mail off too: a misspelt value is refused now, not once SMTP_URL is set.
+  const worker = oneOf(env, 'MAIL_WORKER', MAIL_WORKERS, 'process');
   const smtpUrl = raw(env, 'SMTP_URL');
   if (smtpUrl === undefined) return null;
   const smtp = { ...parseSmtpUrl(smtpUrl), timeoutMs: int(env, 'SMTP_TIMEOUT_SECONDS', 30, 1, 300) * 1000 };
-  return { publicUrl: parsePublicUrl(env), from: parseFrom(env), smtp };
+  return { worker, publicUrl: parsePublicUrl(env), from: parseFrom(env), smtp };
 }

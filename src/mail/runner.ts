@@ -10,13 +10,14 @@ import { type MailSender, smtpSender } from './sender.js';
 import { MailWorker } from './worker.js';
 import type { DeliveryCount } from '../observability/metrics/queues.js';
 
-/** How often each server process looks for due mails when the last round found none. */
+/** How often a delivering process looks for due mails when the last round found none. */
 export const MAIL_INTERVAL_MS = 1000;
 
 /**
- * The server's mail background work (`mailDelivery`): every second, rounds of due mails until
- * none is left. The server starts it after it listens and stops it on shutdown; the CLI never
- * starts it, and no mail is ever sent on a request's path.
+ * Mail background work (`mailDelivery`): every second, rounds of due mails until none is left.
+ * `rz-auth mail deliver` runs it (the child `serve` forks, by default), or with MAIL_WORKER=inline
+ * the server after it listens (docs/email.md); it stops on shutdown. No other command starts it,
+ * and no mail is ever sent on a request's path.
  */
 export class MailDelivery implements Loop {
   private readonly periodic: Periodic;

@@ -3,13 +3,16 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/db/database.js';
 import { enqueueMail } from '../../src/mail/outbox.js';
 import { tempDir } from '../helpers/app.js';
+import { deliveryChildOf, gone } from '../helpers/processes.js';
 import { runCli, spawnServer } from '../helpers/server-process.js';
 import { startSmtpServer } from '../helpers/smtp.js';
 
 /**
  * Contract §11.3: a SIGKILL loses no accepted mail. Mails are in the outbox, the server is killed
  * while the relay holds its first messages unanswered, and restarted on the same database: every
- * mail arrives, and a mail sent again keeps its Message-ID (receivers drop the repeat by it).
+ * mail arrives, and a mail sent again keeps its Message-ID (receivers drop the repeat by it). The
+ * server sends through its delivery child (MAIL_WORKER=process): the kill takes that down too, the
+ * child killed with it as a machine's crash would, and a fresh one sends after the restart.
  */
 
 const MAILS = 30;
@@ -49,9 +52,13 @@ describe('mail delivery across a SIGKILL', () => {
       }
 
       const first = await spawnServer(env);
+      const child = await deliveryChildOf(first.child.pid ?? 0);
+      expect(child).not.toBeNull();
       await smtp.waitFor(1, 20_000, 'attempts');
       first.child.kill('SIGKILL');
+      process.kill(child ?? 0, 'SIGKILL');
       expect(await first.exited).toBeNull();
+      expect(await gone(child ?? 0)).toBe(true);
       const heldAtKill = smtp.attempts.map((m) => m.messageId);
       expect(heldAtKill.length).toBeGreaterThan(0);
       smtp.answer = () => null;
@@ -59,6 +66,7 @@ describe('mail delivery across a SIGKILL', () => {
 
       const second = await spawnServer(env);
       try {
+        expect(await deliveryChildOf(second.child.pid ?? 0)).not.toBeNull();
         const restarted = Date.now();
         const wanted = new Set(ids.map((id) => `<${id}@auth.example.com>`));
         const arrived = () => new Set(smtp.messages.map((m) => m.messageId));

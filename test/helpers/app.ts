@@ -50,9 +50,10 @@ export async function startTestApp(options: { env?: Record<string, string>; cloc
   try {
     const database = (onPostgres && postgresByDir.get(temp.dir)) || `sqlite:${join(temp.dir, 'rz.db')}`;
     // Rate limits are off unless a test turns them on: most tests sign up many users from one address.
-    config = loadConfig({ DATABASE_URL: database, LOG_LEVEL: 'info', RATE_LIMITS: 'off', ...options.env });
+    config = loadConfig({ DATABASE_URL: database, LOG_LEVEL: 'info', RATE_LIMITS: 'off', MAIL_WORKER: 'inline', ...options.env });
     services = await createServices(config, options.clock ? { clock: options.clock } : {});
-    // Tests run the sweeps and webhook deliveries themselves (runOnce()), under their clock.
+    // Tests run the sweeps and webhook and mail deliveries themselves (runOnce()), under their clock;
+    // MAIL_WORKER=inline keeps mail delivery in this process for that (the server's default forks it).
     services.background.start({ except: ['maintenance', 'webhookDelivery', 'mailDelivery'] });
   } catch (error) {
     await remove();

@@ -18,7 +18,7 @@ export interface RealServer extends TestApp {
 export async function startRealServer(env: Record<string, string> = {}, tracing?: Tracing): Promise<RealServer> {
   const temp = tempDir();
   // Rate limits off, as in startTestApp: these tests are about other things.
-  const config = loadConfig({ PORT: '0', DATABASE_URL: `sqlite:${join(temp.dir, 'rz.db')}`, LOG_LEVEL: 'silent', RATE_LIMITS: 'off', ...env });
+  const config = loadConfig({ PORT: '0', DATABASE_URL: `sqlite:${join(temp.dir, 'rz.db')}`, LOG_LEVEL: 'silent', RATE_LIMITS: 'off', MAIL_WORKER: 'inline', ...env });
   const server = await startServer(config, tracing);
   return {
     app: server.app,

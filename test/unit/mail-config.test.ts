@@ -28,6 +28,14 @@ describe('mail configuration (SMTP_URL, MAIL_FROM, PUBLIC_URL)', () => {
     expect(loadConfig({ ...on, PUBLIC_URL: 'https://example.com/auth' }).mail?.publicUrl.href).toBe('https://example.com/auth/');
   });
 
+  it('sends from a supervised child process by default; MAIL_WORKER chooses inline or external, and a misspelt value is refused even with mail off', () => {
+    expect(loadConfig(on).mail?.worker).toBe('process');
+    expect(loadConfig({ ...on, MAIL_WORKER: 'inline' }).mail?.worker).toBe('inline');
+    expect(loadConfig({ ...on, MAIL_WORKER: 'External' }).mail?.worker).toBe('external');
+    expect(() => loadConfig({ ...on, MAIL_WORKER: 'child' })).toThrow('MAIL_WORKER must be one of process, inline, external, got "child"');
+    expect(() => loadConfig({ MAIL_WORKER: 'separate' })).toThrow(/^MAIL_WORKER must be one of/);
+  });
+
   it('allows tls=off and http:// links for a loopback host only', () => {
     expect(loadConfig({ ...on, SMTP_URL: 'smtp://127.0.0.1:2525?tls=off', PUBLIC_URL: 'http://127.0.0.1:3000' }).mail?.smtp).toMatchObject({ requireStartTls: false, port: 2525 });
     expect(loadConfig({ ...on, SMTP_URL: 'smtp://[::1]:2525?tls=off' }).mail?.smtp).toMatchObject({ host: '::1', requireStartTls: false });
