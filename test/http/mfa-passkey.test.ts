@@ -115,6 +115,14 @@ describe('passkey login', () => {
     expect(reasons).toContain('no_challenge');
   });
 
+  it('of 10 parallel logins with one assertion exactly one succeeds (the challenge is taken once)', async () => {
+    const { auth } = await withPasskey();
+    const { challengeId, challenge } = await passkeyChallenge(t);
+    const credential = auth.assert(ceremony(challenge));
+    const answers = await Promise.all(Array.from({ length: 10 }, () => login(challengeId, credential)));
+    expect(answers.map((r) => r.statusCode).sort()).toEqual([200, ...Array<number>(9).fill(401)]);
+  });
+
   it('a counter going backwards is refused and records mfa.clone_suspected', async () => {
     const { user, auth } = await withPasskey();
     expect((await attempt(auth, { counter: 7 })).statusCode).toBe(200);
@@ -143,3 +151,24 @@ describe('passkey login options limit', () => {
     }
   });
 });
+
+describe('passkeys off (no WEBAUTHN_RP_ID or PUBLIC_URL)', () => {
+  it('every WebAuthn options route answers 403 forbidden, and a passkey login is invalid_credentials', async () => {
+    const t = await startTestApp();
+    try {
+      expect(t.config.mfa.webauthn).toBeNull();
+      const user = await signup(t);
+      expectProblem(await json(t, 'POST', '/api/me/mfa/webauthn/options', {}, user.jwt), 403, 'forbidden');
+      expectProblem(await json(t, 'POST', '/api/auth/reauth/webauthn/options', {}, user.jwt), 403, 'forbidden');
+      expectProblem(await json(t, 'POST', '/api/auth/passkey/options', {}), 403, 'forbidden');
+      const credential = new SoftAuthenticator().assert(ceremony(randomBytes(32).toString('base64url')));
+      expectProblem(await login(t, '0b6f3c1e-2a4d-4c8e-9f10-5a7b3d2e1c90', credential), 401, 'invalid_credentials');
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+function login(t: TestApp, challengeId: string, credential: unknown) {
+  return json(t, 'POST', '/api/auth/passkey/login', { challenge_id: challengeId, credential });
+}
