@@ -131,7 +131,7 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   mfaLoginRoutes(app, services.mfa, services.accounts, clientAddress);
   factorRoutes(app, services.mfa.factors);
   sessionRoutes(app, services.accountSecurity);
-  meRoutes(app);
+  meRoutes(app, services.mfa.requirement.on ? (userId) => services.mfa.requirement.requiredBy(userId) : null);
   emailRoutes(app, services.email.flows);
   tokenRoutes(app, services.tokens, services.scopes);
   tokenLifecycleRoutes(app, services.lifecycle);

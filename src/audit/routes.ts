@@ -39,12 +39,13 @@ const Details = Type.Object(
     paused_until: Type.Optional(Type.Union([Timestamp, Type.Null()], { description: 'webhook.paused: when one delivery is tried again.' })),
     allowed_cidrs: Type.Optional(Type.Array(Type.String({ maxLength: 43 }), { maxItems: 20, description: 'The networks a token is limited to, after a PATCH.' })),
     reason: Type.Optional(
-      Type.Enum(['ended', 'others_ended', 'password_changed', 'password_reset', 'email_changed', 'rotated_again', 'rotation_grace_ended', 'lifetime_ended', 'malformed', 'mismatch', 'replayed', 'factor_removed'], {
+      Type.Enum(['ended', 'others_ended', 'password_changed', 'password_reset', 'email_changed', 'rotated_again', 'rotation_grace_ended', 'lifetime_ended', 'malformed', 'mismatch', 'replayed', 'factor_removed', 'mfa_reset'], {
         description:
-          'Why a session or token ended: by itself, with every other, by a password change, by a password reset, by an email change, by a second rotation, at the end of its rotation grace, at its own expiry, by a removed second factor. Why a second factor was refused (mfa.challenge_failed): not a code at all, a wrong code, a right code already used (a replay).',
+          'Why a session or token ended: by itself, with every other, by a password change, by a password reset, by an email change, by a second rotation, at the end of its rotation grace, at its own expiry, by a removed second factor, by an operator reset of the second factors. Why a second factor was refused (mfa.challenge_failed): not a code at all, a wrong code, a right code already used (a replay).',
       }),
     ),
-    sessions_ended: Type.Optional(Type.Integer({ format: 'int32', minimum: 0, maximum: 2_147_483_647, description: 'How many sessions a password change, reset or email change ended.' })),
+    sessions_ended: Type.Optional(Type.Integer({ format: 'int32', minimum: 0, maximum: 2_147_483_647, description: 'How many sessions a password change, reset, email change, removed second factor or operator reset ended.' })),
+    factors_removed: Type.Optional(Type.Integer({ format: 'int32', minimum: 0, maximum: 2_147_483_647, description: 'mfa.reset_by_operator: how many second factors the reset removed.' })),
     new_token_id: Type.Optional(Uuid),
     grace_seconds: Type.Optional(Type.Integer({ format: 'int32', minimum: 0, maximum: 604_800 })),
     idle_days: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 36_500, description: 'TOKEN_IDLE_REVOKE_DAYS when the token was revoked.' })),

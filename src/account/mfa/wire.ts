@@ -9,7 +9,10 @@ import type { SessionStore } from '../session-store.js';
 import type { UserStore } from '../user-store.js';
 import type { ChangeFeed } from '../../changes/feed.js';
 import { FactorService } from './factor-service.js';
+import { MfaEvents, type MfaNotice } from './mfa-events.js';
 import { SqlMfaUserStore } from './mfa-user-store.js';
+import { MfaRequirement } from './requirement.js';
+import { MfaOperatorReset } from './operator-reset.js';
 import { Reauth } from './reauth.js';
 import { StepUp } from './step-up.js';
 import { SqlChallengeStore } from './challenge-store.js';
@@ -34,6 +37,10 @@ export interface Mfa {
   readonly reauth: Reauth;
   /** The user's factors and recovery codes (`/api/me/mfa`). */
   readonly factors: FactorService;
+  /** MFA_REQUIRED: `GET /api/me`'s `mfa.required_by`. */
+  readonly requirement: MfaRequirement;
+  /** `rz-auth users mfa-reset`. */
+  readonly operatorReset: MfaOperatorReset;
   /** Clean-ups for the maintenance loop: waiting logins, WebAuthn challenges and unconfirmed enrolments past their time. */
   readonly sweeps: readonly Sweep[];
 }
@@ -48,6 +55,8 @@ export interface MfaDeps {
   readonly sessions: SessionStore;
   readonly userTokens: UserTokens;
   readonly feed: ChangeFeed;
+  /** Mails the user the notices of second-factor changes; null while mail is off. */
+  readonly notice: MfaNotice | null;
 }
 
 /**
@@ -55,7 +64,7 @@ export interface MfaDeps {
  * MFA_ENCRYPTION_KEY_OLD sealed again (docs/mfa.md): a secret no configured key opens refuses the
  * start, naming the factor, rather than failing that user's logins one by one.
  */
-export async function createMfa({ db, config, users, audit, clock, hasher, sessions, userTokens, feed }: MfaDeps): Promise<Mfa> {
+export async function createMfa({ db, config, users, audit, clock, hasher, sessions, userTokens, feed, notice }: MfaDeps): Promise<Mfa> {
   const totpStore = new SqlTotpStore(db);
   const secrets = new TotpSecrets(config.encryption);
   await resealTotpSecrets(totpStore, secrets);
@@ -64,14 +73,18 @@ export async function createMfa({ db, config, users, audit, clock, hasher, sessi
   const pending = new SqlPendingLoginStore(db);
   const challenges = new SqlChallengeStore(db);
   const totp = { store: totpStore, secrets };
-  const secondFactor = new SecondFactor({ totp, recoveryCodes, lockout: new SqlLockoutStore(db), audit, clock });
-  const stepUp = new StepUp({ factors, clock, maxAgeS: config.reauthMaxAgeS, allUsers: config.stepUpAllUsers });
+  const events = new MfaEvents(db, notice);
   const mfaUsers = new SqlMfaUserStore(db);
+  const requirement = new MfaRequirement({ config, factors, mfaUsers, clock });
+  const secondFactor = new SecondFactor({ totp, recoveryCodes, lockout: new SqlLockoutStore(db), audit, events, clock });
+  const stepUp = new StepUp({ factors, clock, maxAgeS: config.reauthMaxAgeS, allUsers: config.stepUpAllUsers });
   return {
-    factors: new FactorService({ config, factors, totp, recoveryCodes, mfaUsers, secondFactor, stepUp, sessions, feed, audit, clock }),
-    login: new MfaLogin({ factors, recoveryCodes, pending, secondFactor, users, audit, clock }),
+    factors: new FactorService({ config, factors, totp, recoveryCodes, requirement, secondFactor, stepUp, sessions, feed, audit, events, clock }),
+    operatorReset: new MfaOperatorReset({ factors, users, events, feed, clock }),
+    login: new MfaLogin({ factors, recoveryCodes, pending, secondFactor, users, audit, events, requirement, clock }),
     stepUp,
-    reauth: new Reauth({ secondFactor, factors, users, hasher, sessions, userTokens, audit, clock }),
+    requirement,
+    reauth: new Reauth({ secondFactor, factors, users, hasher, sessions, userTokens, audit, events, clock }),
     sweeps: [
       { name: 'waiting second-factor logins', run: (now) => pending.deleteExpired(iso(now)) },
       { name: 'WebAuthn challenges', run: (now) => challenges.deleteExpired(iso(now)) },
