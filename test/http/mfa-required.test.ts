@@ -51,17 +51,21 @@ describe('MFA_REQUIRED', () => {
     const { user, jwt } = await pastGrace();
     expect(decodeJwt(jwt).aud).toBe(ENROLL_AUDIENCE);
     expect(await me(jwt)).toMatchObject({ mfa: { required_by: expect.any(String) } });
-    const doc = (await t.inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, Record<string, { security?: unknown[] }>> };
+    type Op = { security?: unknown[]; responses?: Record<string, { content?: Record<string, { examples?: Record<string, unknown> }> }> };
+    const doc = (await t.inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, Record<string, Op>> };
     const guarded = Object.entries(doc.paths).flatMap(([path, ops]) =>
       Object.entries(ops)
         .filter(([, op]) => JSON.stringify(op.security ?? []).includes('userToken'))
-        .map(([method]) => [method.toUpperCase(), path] as const),
+        .map(([method, op]) => [method.toUpperCase(), path, op] as const),
     );
+    const documented = (op: Op) => op.responses?.['403']?.content?.['application/problem+json']?.examples?.mfa_enrollment_required !== undefined;
+    expect(documented(doc.paths['/api/me']?.get ?? {})).toBe(false);
     expect(guarded.length).toBeGreaterThan(20);
     const other = await signup(t);
     const tokenId = (await createApiToken(t, other.jwt)).id;
-    for (const [method, path] of guarded) {
+    for (const [method, path, op] of guarded) {
       if (ENROLMENT(method, path) || path === '/api/events') continue;
+      expect(documented(op), `${method} ${path} documents mfa_enrollment_required`).toBe(true);
       const url = path.replace(/\{\w+\}/g, tokenId);
       const res = await t.inject({ method: method as 'GET', url, headers: { ...bearer(jwt), ...(method === 'GET' || method === 'DELETE' ? {} : { 'content-type': 'application/json' }) }, ...(method === 'GET' || method === 'DELETE' ? {} : { payload: '{}' }) });
       expect([res.statusCode, res.json().code], `${method} ${path}`).toEqual([403, 'mfa_enrollment_required']);
