@@ -135,7 +135,7 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   passkeyRoutes(app, services.mfa, services.accounts, clientAddress);
   webauthnFactorRoutes(app, services.mfa.webauthn);
   sessionRoutes(app, services.accountSecurity);
-  meRoutes(app);
+  meRoutes(app, services.mfa.requirement.on ? (userId) => services.mfa.requirement.requiredBy(userId) : null);
   emailRoutes(app, services.email.flows);
   tokenRoutes(app, services.tokens, services.scopes);
   tokenLifecycleRoutes(app, services.lifecycle);

@@ -8,6 +8,7 @@ import { noArguments, onlyId, parseOnce, UsageError } from './cli/usage.js';
 import { WEBHOOK_USAGE, webhookCommands } from './cli/webhooks.js';
 import { MAIL_USAGE, mailCommands } from './cli/mail.js';
 import { deliverMail, MAIL_DELIVER_USAGE } from './cli/mail-deliver.js';
+import { USERS_MFA_USAGE, usersMfaCommands } from './cli/users-mfa.js';
 import { serveCluster } from './cluster.js';
 import { type Config, ConfigError, loadConfig, parseWorkers } from './config.js';
 import { describeDatabase, openDatabase, requireExisting } from './db/database.js';
@@ -33,6 +34,7 @@ Commands:
                                          from the first line of stdin when it is not a terminal
   users list                             list users (id, email, username)
   users delete <id>                      delete a user with their apps, tokens and sessions
+${USERS_MFA_USAGE}
   keys list                              list JWT signing keys
   keys rotate [--immediate]              new signing key; old keys keep verifying until their
                                          tokens expire, or stop at once with --immediate
@@ -186,6 +188,7 @@ const commands: Record<string, Command> = {
   ...webhookCommands(withServices),
   ...mailCommands(withServices),
   'mail deliver': deliverMail,
+  ...usersMfaCommands(withServices),
   copy: copyCommand,
 };
 

@@ -65,6 +65,13 @@ export const PROBLEMS = {
     detail: 'This operation is not allowed.',
     explanation: 'The operation is switched off on this server, for example self-service signup.',
   },
+  mfa_enrollment_required: {
+    status: 403,
+    title: 'Second factor enrolment required',
+    detail: 'This server requires a second factor: add one under /api/me/mfa, then log in again.',
+    explanation:
+      'The server runs with `MFA_REQUIRED=true` and the account has no second factor past its grace period, so the login gave a token good only for `GET /api/me`, `POST /api/auth/logout` and the enrolment routes under `/api/me/mfa` (its `aud` is `rz-auth:enroll`, which no other service accepts). Add an authenticator app or a passkey, then log in again with it (docs/mfa.md).',
+  },
   email_unverified: {
     status: 403,
     title: 'Email not verified',

@@ -4,6 +4,7 @@ import { recordAudit } from '../audit/store.js';
 import type { ChangeFeed } from '../changes/feed.js';
 import { type Clock, iso } from '../clock.js';
 import type { Tables } from '../db/tables.js';
+import type { MailTemplate } from '../mail/outbox.js';
 import type { Sweep } from '../maintenance/runner.js';
 import { EmailAccount, type EmailFlows, MAIL_OFF, Mailer } from './email-service.js';
 import type { AccountEmailConfig } from './email-config.js';
@@ -13,6 +14,7 @@ import { LinkTokens } from './links.js';
 import type { PasswordHasher } from './password-hasher.js';
 import type { UserService } from './user-service.js';
 import type { User } from './user-store.js';
+import type { MfaNotice } from './mfa/mfa-events.js';
 
 type Executor = Kysely<Tables> | Transaction<Tables>;
 
@@ -24,6 +26,8 @@ export interface EmailParts {
   readonly signupMail: ((trx: Transaction<Tables>, user: User) => Promise<void>) | null;
   readonly passwordChanged: ((trx: Executor, userId: string) => Promise<void>) | null;
   readonly tokenLeaked: ((trx: Executor, userId: string, data: Record<string, string>) => Promise<void>) | null;
+  /** The notices of second-factor changes (contract §11.5, §12.8). */
+  readonly mfaNotice: MfaNotice | null;
   /** Maintenance: expired link digests, and reset requests an instance left unanswered (it crashed). */
   readonly sweeps: readonly Sweep[];
 }
@@ -35,14 +39,15 @@ export function emailParts(
   config: AccountEmailConfig,
   deps: { readonly users: UserService; readonly hasher: PasswordHasher; readonly feed: ChangeFeed; readonly clock: Clock; readonly onError: (error: unknown, context: string) => void },
 ): EmailParts {
-  if (!mailOn) return { flows: MAIL_OFF, links: null, signupMail: null, passwordChanged: null, tokenLeaked: null, sweeps: [] };
+  if (!mailOn) return { flows: MAIL_OFF, links: null, signupMail: null, passwordChanged: null, tokenLeaked: null, mfaNotice: null, sweeps: [] };
   const store = new EmailStore(db);
   const mailer = new Mailer(deps.clock);
   const flows = new EmailAccount({ store, ...deps });
-  const notice = (template: 'password_changed' | 'token_leaked') => async (trx: Executor, userId: string, data: Record<string, string> = {}) => {
+  const mail = async (trx: Executor, userId: string, template: MailTemplate, data: Readonly<Record<string, string>> = {}) => {
     const user = await store.findUser(trx, userId);
-    if (user) await mailer.notice(trx, user, template, data);
+    if (user) await mailer.notice(trx, user, template, { ...data });
   };
+  const notice = (template: 'password_changed' | 'token_leaked') => (trx: Executor, userId: string, data: Record<string, string> = {}) => mail(trx, userId, template, data);
   return {
     flows,
     links: new LinkTokens({ verify_email: config.verifyTtlMs, change_email: config.verifyTtlMs, reset_password: config.resetTtlMs }, deps.clock),
@@ -54,6 +59,7 @@ export function emailParts(
     },
     passwordChanged: notice('password_changed'),
     tokenLeaked: notice('token_leaked'),
+    mfaNotice: mail,
     sweeps: [
       { name: 'expired link tokens', run: (now) => deleteExpiredLinks(db, iso(now)) },
       { name: 'reset requests', run: () => flows.drainResetRequests() },

@@ -30,6 +30,17 @@ const MeResponse = Type.Object(
       { additionalProperties: false },
     ),
     app: Type.Optional(Type.Object({ id: Uuid, name: Label }, { additionalProperties: false, description: 'Only for app tokens.' })),
+    mfa: Type.Optional(
+      Type.Object(
+        {
+          required_by: {
+            ...Timestamp,
+            description: 'MFA_REQUIRED: until when the account may be used without a second factor. Past it, a login gives a token good only for enrolment (docs/mfa.md).',
+          },
+        },
+        { additionalProperties: false, description: 'User tokens only, while the server requires a second factor and the account has none.' },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -56,19 +67,30 @@ function meBody(p: Principal): Static<typeof MeResponse> {
   };
 }
 
-/** `GET /api/me`: who the caller is and with what credential. */
-export function meRoutes(app: Http): void {
+/** Until when a user without a second factor may go on without one (MFA_REQUIRED), null when nothing is required of them. */
+export type RequiredBy = (userId: string) => Promise<string | null>;
+
+/**
+ * `GET /api/me`: who the caller is and with what credential. `requiredBy` is given only while
+ * MFA_REQUIRED is on: otherwise the answer needs no lookup and is sent at once.
+ */
+export function meRoutes(app: Http, requiredBy: RequiredBy | null = null): void {
   app.get('/api/me', {
     ...operation({
       method: 'GET',
       operationId: 'getMe',
       tags: ['me'],
       summary: 'The caller and the credential in use',
-      description: 'Any valid token. For an app token, `email` is omitted and `app` names the app; for a user token, `email_verified` says whether the email is proven.',
+      description:
+        'Any valid token. For an app token, `email` is omitted and `app` names the app; for a user token, `email_verified` says whether the email is proven, and `mfa.required_by` until when the account may go without a second factor (MFA_REQUIRED).',
       auth: ME_AUTH,
       success: { 200: { description: 'The caller.', schema: MeResponse } },
     }),
     // Not async: a value returned at once is sent at once, without a promise's turn.
-    handler: (request) => meBody(principalOf(request)),
+    handler: (request) => {
+      const principal = principalOf(request);
+      if (requiredBy === null || principal.type !== 'user') return meBody(principal);
+      return requiredBy(principal.user.id).then((by) => (by === null ? meBody(principal) : { ...meBody(principal), mfa: { required_by: by } }));
+    },
   });
 }

@@ -31,9 +31,15 @@ export interface ClientInfo {
 
 const invalidCredentials = () => new ProblemError('invalid_credentials');
 
-/** The second step of a login (contract §12.4): throws `mfa_required` for a user who has a second factor. */
+/**
+ * The second step of a login (contract §12.4): throws `mfa_required` for a user who has a second
+ * factor; answers 'enroll' for a user who must add one first (§12.7), whose token then opens only
+ * the enrolment routes.
+ */
 export interface SecondFactorGate {
-  begin(user: User, context: RequestContext): Promise<void>;
+  begin(user: User, context: RequestContext): Promise<'full' | 'enroll'>;
+  /** At signup: 'enroll' when MFA_REQUIRED allows no grace. */
+  atSignup(userId: string): Promise<'full' | 'enroll'>;
 }
 
 /** Signup, login and logout: the life of a user session. */
@@ -61,7 +67,7 @@ export class AccountService {
     }
     // The signup's own event covers the session it opens.
     const user = await this.deps.users.create(input, context, this.deps.signupMail ?? undefined);
-    return this.startSession(user, client);
+    return this.startSession(user, client, undefined, (await this.deps.secondFactor?.atSignup(user.id)) ?? 'full');
   }
 
   /**
@@ -83,8 +89,8 @@ export class AccountService {
       const upgraded = await this.deps.hasher.hash(normalized);
       if (await this.deps.userStore.upgradePasswordHash(user.id, upgraded, verified)) verified = upgraded;
     }
-    await this.deps.secondFactor?.begin(user, context);
-    return this.startSession(user, client, { hash: verified, context, amr: ['pwd'] });
+    const scope = (await this.deps.secondFactor?.begin(user, context)) ?? 'full';
+    return this.startSession(user, client, { hash: verified, context, amr: ['pwd'] }, scope);
   }
 
   /** Opens the session of a login whose second factor was just verified (contract §12.4). */
@@ -118,11 +124,11 @@ export class AccountService {
    * with the old password, fails like any wrong password. A login's `context` records it
    * (`login.succeeded`, in the same transaction as the session).
    */
-  private async startSession(user: User, client: ClientInfo, login?: { hash?: string; context: RequestContext; amr: readonly AuthMethod[] }): Promise<SessionGrant> {
+  private async startSession(user: User, client: ClientInfo, login?: { hash?: string; context: RequestContext; amr: readonly AuthMethod[] }, scope: 'full' | 'enroll' = 'full'): Promise<SessionGrant> {
     const now = this.deps.clock.now();
     const sessionId = randomUUID();
     const amr = login?.amr ?? ['pwd'];
-    const { token, expiresAt } = await this.deps.userTokens.issue(user.id, sessionId, now, { amr, authTime: now });
+    const { token, expiresAt } = await this.deps.userTokens.issue(user.id, sessionId, now, { amr, authTime: now }, scope === 'enroll');
     const userAgent = cleanUserAgent(client.userAgent);
     const auth = { amr, authTime: iso(now) };
     const session = { id: sessionId, userId: user.id, createdAt: iso(now), expiresAt: iso(expiresAt), clientAddress: client.address || null, userAgent, auth };

@@ -59,6 +59,12 @@ export class UserStore {
     return row && toUser(row);
   }
 
+  /** By username, compared without case as uniqueness is. */
+  async findByUsername(username: string): Promise<StoredUser | undefined> {
+    const row = await this.db.selectFrom('users').select(COLUMNS).where('username_key', '=', username.toLowerCase()).executeTakeFirst();
+    return row && toUser(row);
+  }
+
   async findById(id: string): Promise<StoredUser | undefined> {
     const row = await this.db.selectFrom('users').select(COLUMNS).where('id', '=', id).executeTakeFirst();
     return row && toUser(row);

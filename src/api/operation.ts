@@ -3,6 +3,7 @@ import type { ProblemCode } from '../errors.js';
 import { responsesOf, type Successes } from './responses.js';
 import type { RouteAuth, RouteRateLimit } from './route.js';
 import { securityOf, type SecurityRequirement } from './security.js';
+import { ENROLMENT_OPERATIONS } from './enrolment-operations.js';
 import { STEP_UP_OPERATIONS } from './step-up-operations.js';
 
 /** The document's tags, in the order the docs page shows them. */
@@ -105,6 +106,8 @@ function problemsOf(spec: OperationSpec): Set<ProblemCode> {
   if (spec.auth !== 'public' || spec.rateLimit !== 'none') problems.add('rate_limited');
   if (spec.mintsToken) problems.add('email_unverified');
   if (STEP_UP_OPERATIONS.has(spec.operationId)) problems.add('insufficient_user_authentication');
+  // MFA_REQUIRED: a user token good only for enrolment opens nothing else.
+  if (spec.auth !== 'public' && !spec.auth.service && !ENROLMENT_OPERATIONS.has(spec.operationId)) problems.add('mfa_enrollment_required');
   problems.add('internal');
   return problems;
 }

@@ -20,6 +20,7 @@ export const AUDIT_TYPES = [
   'mfa.factor_added',
   'mfa.factor_removed',
   'mfa.recovery_codes_generated',
+  'mfa.reset_by_operator',
   'session.logged_out',
   'session.revoked',
   'password.changed',

@@ -217,6 +217,7 @@ export class Authenticator {
         app: null,
         allowedCidrs: null,
         auth: { amr: claims.amr, authTime: claims.authTime * 1000 },
+        ...(claims.enrollOnly ? { enrollOnly: true as const } : {}),
       },
     };
     if (generation === this.generation) this.jwts.set(jwtKey(token), entry);

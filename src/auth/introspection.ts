@@ -63,6 +63,8 @@ export class Introspector {
     }
     // A service credential is no token a service should accept from its callers.
     if (caller.type === 'service') return INACTIVE;
+    // A token good only for enrolling a second factor is good for no service (contract §12.7).
+    if (caller.enrollOnly) return INACTIVE;
     return {
       active: true,
       token_type: caller.type,

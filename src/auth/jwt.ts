@@ -16,6 +16,8 @@ export interface UserClaims {
   readonly amr: readonly AuthMethod[];
   /** Seconds since the epoch: the last primary or step-up authentication. */
   readonly authTime: number;
+  /** Audience {@link ENROLL_AUDIENCE}: good only for enrolling a second factor (contract §12.7). */
+  readonly enrollOnly: boolean;
   /**
    * Milliseconds since the epoch: the earlier of `exp` and the end of the signing key's window,
    * which is how long a cached verification may be trusted.
@@ -28,6 +30,13 @@ export interface JwtSettings {
   readonly audience: string;
   readonly ttlSeconds: number;
 }
+
+/**
+ * The audience of the token a user who must enrol a second factor gets at login (contract §12.7,
+ * MFA_REQUIRED): rz-auth accepts it on the enrolment routes only, and every other service refuses
+ * it because it is not their audience (JWT_AUDIENCE).
+ */
+export const ENROLL_AUDIENCE = 'rz-auth:enroll';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** Compact JWS only: three base64url segments, header starting `eyJ`. Anything else never reaches a parser. */
@@ -68,7 +77,7 @@ export class UserTokens {
   ) {}
 
   /** `auth`: how the user authenticated; a password login at `nowMs` when not given. */
-  async issue(userId: string, sessionId: string, nowMs: number, auth?: Authentication): Promise<{ token: string; expiresAt: number }> {
+  async issue(userId: string, sessionId: string, nowMs: number, auth?: Authentication, enrollOnly = false): Promise<{ token: string; expiresAt: number }> {
     const iat = Math.floor(nowMs / 1000);
     const exp = iat + this.settings.ttlSeconds;
     const { kid, key } = this.keys.signingKey();
@@ -77,7 +86,7 @@ export class UserTokens {
     const token = await new SignJWT({ sid: sessionId, amr: [...amr], auth_time: authTime })
       .setProtectedHeader({ alg: JWT_ALG, typ: 'JWT', kid })
       .setIssuer(this.settings.issuer)
-      .setAudience(this.settings.audience)
+      .setAudience(enrollOnly ? ENROLL_AUDIENCE : this.settings.audience)
       .setSubject(userId)
       .setJti(randomUUID())
       .setIssuedAt(iat)
@@ -107,12 +116,12 @@ export class UserTokens {
           algorithms: [JWT_ALG],
           typ: 'JWT',
           issuer: this.settings.issuer,
-          audience: this.settings.audience,
+          audience: [this.settings.audience, ENROLL_AUDIENCE],
           requiredClaims: ['sub', 'sid', 'jti', 'iat', 'exp'],
           currentDate: new Date(nowMs),
         },
       );
-      const { sub, sid, jti, iat, exp, amr, auth_time: authTime } = payload;
+      const { sub, sid, jti, iat, exp, amr, auth_time: authTime, aud } = payload;
       if (typeof sub !== 'string' || !UUID.test(sub) || typeof sid !== 'string' || !UUID.test(sid)) return null;
       if (typeof jti !== 'string' || typeof iat !== 'number' || typeof exp !== 'number' || !Number.isSafeInteger(iat) || !Number.isSafeInteger(exp)) return null;
       // A token issued in the future was not issued by us (allow a little clock skew between instances).
@@ -123,7 +132,9 @@ export class UserTokens {
       if (amr !== undefined && !isAuthMethods(amr)) return null;
       if (authTime !== undefined && (typeof authTime !== 'number' || !Number.isSafeInteger(authTime) || authTime < 0 || authTime > iat)) return null;
       const auth = { amr: amr ?? (['pwd'] as AuthMethod[]), authTime: authTime ?? iat };
-      return { sub, sid, jti, iat, exp, kid: protectedHeader.kid as string, validUntil: Math.min(exp * 1000, keyUntil), ...auth };
+      // Any mention of the enrolment audience restricts the token, whatever else it names.
+      const enrollOnly = aud === ENROLL_AUDIENCE || (Array.isArray(aud) && aud.includes(ENROLL_AUDIENCE));
+      return { sub, sid, jti, iat, exp, kid: protectedHeader.kid as string, validUntil: Math.min(exp * 1000, keyUntil), enrollOnly, ...auth };
     } catch {
       return null;
     }

@@ -21,6 +21,8 @@ export interface Principal {
   readonly allowedCidrs: readonly string[] | null;
   /** A user token's `amr` and `auth_time` (contract §12.4); absent for API and app tokens. */
   readonly auth?: Authentication;
+  /** A user token with the enrolment audience (contract §12.7): only the enrolment routes accept it. */
+  readonly enrollOnly?: true;
 }
 
 /** A platform service, by its credential (`rzs_`): it may only introspect tokens and read the event stream. */

@@ -7,6 +7,7 @@ import type { Caller } from '../auth/principal.js';
 import { insufficientScope, ProblemError, SERVICE_SCOPE } from '../errors.js';
 import type { AuthDecisions, DecisionOutcome } from '../observability/metrics/auth.js';
 import { networkRefusal } from '../auth/authenticator.js';
+import { isEnrolmentRoute } from '../auth/enrolment.js';
 import { ATTR, NO_TRACING, type Tracing } from '../observability/tracing/tracing.js';
 import { readBearerToken } from './bearer.js';
 import type { RequestLimits } from './rate-limit.js';
@@ -76,6 +77,7 @@ export function registerGuard(app: FastifyInstance, authenticator: Authenticator
     if (!auth) return;
     // On a step-up route the admitted caller's decision is the step-up check's (src/account/mfa/step-up.ts).
     const decidedLater = route.config?.operationId !== undefined && STEP_UP_OPERATIONS.has(route.config.operationId);
+    const enrolment = isEnrolmentRoute(route.method, route.url);
     // Each guarded request counts one decision (metrics) and puts it on its span (traces): the one the guard answered.
     const refused = (request: FastifyRequest, caller: Caller | undefined, error: Error, done: (error?: Error) => void): void => {
       if (decisions) countRefusal(decisions, caller, error);
@@ -90,6 +92,8 @@ export function registerGuard(app: FastifyInstance, authenticator: Authenticator
         }
         try {
           authorize(principal, auth);
+          // MFA_REQUIRED: a token with the enrolment audience opens the enrolment routes only (contract §12.7).
+          if (principal.type === 'user' && principal.enrollOnly && !enrolment) throw new ProblemError('mfa_enrollment_required');
         } catch (error) {
           refused(request, principal, error as Error, done);
           return;

@@ -15,6 +15,12 @@ export const MAIL_TEMPLATES = [
   'password_changed', // notice
   'password_reset', // notice
   'token_leaked', // notice: a token reported leaked and revoked (data: token_name, token_prefix)
+  'mfa_factor_added', // notice: a second factor was added (data: factor_name)
+  'mfa_factor_removed', // notice: a second factor was removed (data: factor_name)
+  'mfa_recovery_codes_generated', // notice: a new set of recovery codes replaced the old one
+  'mfa_recovery_code_used', // notice (data: recovery_codes_remaining)
+  'mfa_locked', // notice: 10 failed second factors locked the checks (data: locked_until)
+  'mfa_reset', // notice: the operator removed every second factor (`rz-auth users mfa-reset`)
 ] as const;
 export type MailTemplate = (typeof MAIL_TEMPLATES)[number];
 

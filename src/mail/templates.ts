@@ -90,6 +90,38 @@ const CONTENT: Readonly<Record<MailTemplate, (data: Data, link: string) => Conte
       ['Create a new token at ', { link: page }, ' and replace the old one where you used it.'],
     ],
   }),
+  mfa_factor_added: (d, page) => ({
+    subject: 'A second factor was added to your account',
+    paragraphs: [['Hello ', v(d.username), ','], ['The second factor ', v(d.factor_name), ' was added to your account. From now on a login asks for it.'], NOT_YOU(page)],
+  }),
+  mfa_factor_removed: (d, page) => ({
+    subject: 'A second factor was removed from your account',
+    paragraphs: [['Hello ', v(d.username), ','], ['The second factor ', v(d.factor_name), ' was removed from your account, and every other session was ended.'], NOT_YOU(page)],
+  }),
+  mfa_recovery_codes_generated: (d, page) => ({
+    subject: 'New recovery codes were made for your account',
+    paragraphs: [['Hello ', v(d.username), ','], ['A new set of recovery codes was made for your account; the previous codes no longer work.'], NOT_YOU(page)],
+  }),
+  mfa_recovery_code_used: (d, page) => ({
+    subject: 'A recovery code of yours was used',
+    paragraphs: [['Hello ', v(d.username), ','], ['A recovery code was used to sign in to your account. Codes left: ', v(d.recovery_codes_remaining), '.'], NOT_YOU(page)],
+  }),
+  mfa_locked: (d, page) => ({
+    subject: 'Second factor checks of your account were locked',
+    paragraphs: [
+      ['Hello ', v(d.username), ','],
+      ['Ten wrong second factors were tried on your account within 15 minutes, so no second factor is accepted until ', v(d.locked_until), '. Someone may know your password.'],
+      NOT_YOU(page),
+    ],
+  }),
+  mfa_reset: (d, page) => ({
+    subject: 'The second factors of your account were removed',
+    paragraphs: [
+      ['Hello ', v(d.username), ','],
+      ['The operator of rz-auth removed every second factor and recovery code of your account and ended every session. Log in with your password and add a second factor again.'],
+      ['If you did not ask for this, change your password at ', { link: page }, ' at once and tell the operator.'],
+    ],
+  }),
 };
 
 const textOf = (p: Paragraph) => p.map((part) => (typeof part === 'string' ? part : 'value' in part ? part.value : part.link)).join('');

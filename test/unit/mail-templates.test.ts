@@ -6,7 +6,7 @@ const PUBLIC = new URL('https://auth.example.com/base/');
 const TOKEN = `rzl_${'A'.repeat(43)}`;
 const LINKS: Partial<Record<MailTemplate, LinkPurpose>> = { verify_email: 'verify_email', reset_password: 'reset_password', confirm_email_change: 'change_email' };
 const HOSTILE = 'eve\r\nBcc: x@evil.example\r\n\r\n<script>alert(1)</script><a href="https://evil.example/">&amp;</a>';
-const data = { username: HOSTILE, new_email: '<img src=x onerror=alert(1)>@example.com', token_name: '"><b>deploy</b>', token_prefix: 'rz_ab<' };
+const data = { username: HOSTILE, new_email: '<img src=x onerror=alert(1)>@example.com', token_name: '"><b>deploy</b>', token_prefix: 'rz_ab<', factor_name: '"><b>phone</b>', locked_until: '<script>x</script>', recovery_codes_remaining: '<img src=x>' };
 
 describe('mail templates (contract §11.3, §11.5)', () => {
   it.each(MAIL_TEMPLATES)('%s: a fixed subject, both parts, every value escaped in the HTML part', (template) => {

@@ -24,6 +24,7 @@ const TYPES: Readonly<Record<AuditType, readonly [label: string, inUserLog: bool
   'mfa.factor_added': ['Second factors added', true],
   'mfa.factor_removed': ['Second factors removed', true],
   'mfa.recovery_codes_generated': ['Recovery codes generated', true],
+  'mfa.reset_by_operator': ['Second factors reset by the operator', true],
   'session.logged_out': ['Logouts', true],
   'session.revoked': ['Sessions ended', true],
   'password.changed': ['Password changes', true],
@@ -109,6 +110,7 @@ const SESSION_ENDED: Readonly<Record<string, string>> = {
   password_reset: 'A session was ended by a password reset',
   email_changed: 'A session was ended by an email change',
   factor_removed: 'A session was ended when a second factor was removed',
+  mfa_reset: 'A session was ended when the operator reset your second factors',
 };
 
 const EXPIRED: Readonly<Partial<Record<NonNullable<AuditDetails['reason']>, string>>> = {
@@ -139,6 +141,7 @@ const SENTENCES: Readonly<Record<AuditType, (event: AuditEvent) => string>> = {
   'mfa.factor_added': ({ details: d }) => `Authenticator app${d.name === undefined ? '' : ` “${d.name}”`} added as a second factor`,
   'mfa.factor_removed': ({ details: d }) => `A second factor was removed${d.sessions_ended === undefined ? '' : `; ${plural(d.sessions_ended, 'other session')} ended`}`,
   'mfa.recovery_codes_generated': () => 'New recovery codes generated; the previous ones stopped working',
+  'mfa.reset_by_operator': () => 'The operator removed every second factor and recovery code, and ended every session',
   'auth.reauth': () => 'You confirmed it was you, for an action that needs a recent login',
   'session.logged_out': () => 'Logged out',
   'session.revoked': ({ details: d }) => SESSION_ENDED[d.reason ?? ''] ?? 'A session was ended',

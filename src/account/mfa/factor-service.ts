@@ -1,17 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { auditEvent, type AuditDraft, type RequestContext } from '../../audit/events.js';
+import { type AuditDraft, type AuditEvent, auditEvent, type RequestContext } from '../../audit/events.js';
 import type { AuditStore } from '../../audit/store.js';
 import type { Principal } from '../../auth/principal.js';
 import type { ChangeFeed } from '../../changes/feed.js';
-import { type Clock, DAY_MS, iso } from '../../clock.js';
+import { type Clock, iso } from '../../clock.js';
 import { notFound, ProblemError, validationFailed } from '../../errors.js';
 import { isUuid } from '../../lib/ids.js';
 import { cleanLabel } from '../../lib/text.js';
 import { sessionsEnded } from '../security-service.js';
 import type { SessionStore } from '../session-store.js';
 import type { MfaConfig } from './config.js';
+import type { MfaEvents } from './mfa-events.js';
 import type { FactorStore, FactorSummary } from './factor-store.js';
-import type { MfaUserStore } from './mfa-user-store.js';
+import type { MfaRequirement } from './requirement.js';
 import type { RecoveryCodeStore } from './recovery-code-store.js';
 import { newRecoveryCodes, recoveryCodeDigests } from './recovery-codes.js';
 import type { SecondFactor } from './second-factor.js';
@@ -36,12 +37,14 @@ export interface FactorServiceDeps {
   readonly factors: FactorStore;
   readonly totp: TotpDeps;
   readonly recoveryCodes: RecoveryCodeStore;
-  readonly mfaUsers: MfaUserStore;
+  readonly requirement: MfaRequirement;
   readonly secondFactor: SecondFactor;
   readonly stepUp: StepUp;
   readonly sessions: SessionStore;
   readonly feed: ChangeFeed;
   readonly audit: AuditStore;
+  /** The events the user also hears of by webhook and mail (contract §12.8). */
+  readonly events: MfaEvents;
   readonly clock: Clock;
 }
 
@@ -52,7 +55,7 @@ export class FactorService {
   async list(principal: Principal): Promise<{ factors: FactorSummary[]; remaining: number; requiredBy: string | null }> {
     const userId = principal.user.id;
     const factors = await this.deps.factors.list(userId);
-    return { factors, remaining: await this.deps.recoveryCodes.remaining(userId), requiredBy: await this.requiredBy(userId, factors.length) };
+    return { factors, remaining: await this.deps.recoveryCodes.remaining(userId), requiredBy: await this.deps.requirement.requiredBy(userId, factors.length > 0) };
   }
 
   /** Starts an authenticator app: the secret is shown once, here. */
@@ -93,7 +96,8 @@ export class FactorService {
     const userId = principal.user.id;
     const factor = (await this.deps.factors.list(userId)).find((f) => f.id === factorId);
     if (!factor) throw notFound();
-    await this.record({ type: 'mfa.factor_added', userId, subject: { type: 'user', id: userId }, details: { method: factor.type, name: factor.name } }, context);
+    const added = this.event({ type: 'mfa.factor_added', userId, subject: { type: 'user', id: userId }, details: { method: factor.type, name: factor.name } }, context);
+    await this.deps.events.record(added, userId, 'mfa_factor_added', { factor_name: factor.name });
     return first ? { factor, recoveryCodes: await this.newCodes(principal, context) } : { factor };
   }
 
@@ -111,37 +115,35 @@ export class FactorService {
     await this.deps.stepUp.require(principal, { evenWithoutFactor: true });
     if (!isUuid(id)) throw notFound();
     const userId = principal.user.id;
+    const name = (await this.deps.factors.list(userId)).find((f) => f.id === id)?.name ?? '';
     const outcome = await this.deps.factors.remove(userId, id, this.deps.config.required);
     if (outcome === 'absent') throw notFound();
     if (outcome === 'last') throw new ProblemError('conflict', { detail: 'A second factor is required on this server: add another before removing the last.' });
     const now = this.deps.clock.now();
     const ended = await this.deps.sessions.revokeOthers(userId, principal.credentialId, iso(now), (revoked) => sessionsEnded(userId, revoked, 'factor_removed', context, now));
     if (ended.length > 0) await this.deps.feed.committed('session', principal.credentialId);
-    await this.record({ type: 'mfa.factor_removed', userId, subject: { type: 'user', id: userId }, details: { sessions_ended: ended.length } }, context);
+    const removed = this.event({ type: 'mfa.factor_removed', userId, subject: { type: 'user', id: userId }, details: { sessions_ended: ended.length } }, context);
+    await this.deps.events.record(removed, userId, 'mfa_factor_removed', { factor_name: name });
   }
 
   /** A new set of recovery codes, shown once; the old set stops working. */
   async regenerate(principal: Principal, context: RequestContext): Promise<string[]> {
     await this.deps.stepUp.require(principal, { evenWithoutFactor: true });
-    return this.newCodes(principal, context);
+    return this.newCodes(principal, context, true);
   }
 
-  private async newCodes(principal: Principal, context: RequestContext): Promise<string[]> {
+  /** `notify`: a regeneration of its own; the first set comes with a factor, whose notice says enough. */
+  private async newCodes(principal: Principal, context: RequestContext, notify = false): Promise<string[]> {
     const userId = principal.user.id;
     const codes = newRecoveryCodes();
     await this.deps.recoveryCodes.replace(userId, recoveryCodeDigests(codes), iso(this.deps.clock.now()));
-    await this.record({ type: 'mfa.recovery_codes_generated', userId, subject: { type: 'user', id: userId } }, context);
+    const event = this.event({ type: 'mfa.recovery_codes_generated', userId, subject: { type: 'user', id: userId } }, context);
+    if (notify) await this.deps.events.record(event, userId, 'mfa_recovery_codes_generated');
+    else await this.deps.audit.record(event);
     return codes;
   }
 
-  /** MFA_REQUIRED: until when a user without a factor may keep working (contract §12.7); null when nothing is required. */
-  private async requiredBy(userId: string, factors: number): Promise<string | null> {
-    if (!this.deps.config.required || factors > 0) return null;
-    const since = await this.deps.mfaUsers.requiredSince(userId, iso(this.deps.clock.now()));
-    return iso(Date.parse(since) + this.deps.config.graceDays * DAY_MS);
-  }
-
-  private record(draft: AuditDraft, context: RequestContext): Promise<void> {
-    return this.deps.audit.record(auditEvent({ actor: { type: 'user', id: draft.userId }, ...draft }, context, this.deps.clock.now()));
+  private event(draft: AuditDraft, context: RequestContext): AuditEvent {
+    return auditEvent({ actor: { type: 'user', id: draft.userId }, ...draft }, context, this.deps.clock.now());
   }
 }

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Tables } from '../../db/tables.js';
 import { lockOwner } from '../../db/pages.js';
+import { type ChangeTransaction, changeTransaction } from '../../changes/store.js';
 
 /** A factor as its owner's list shows it (contract §12.3): never a secret or a public key. */
 export interface FactorSummary {
@@ -27,8 +28,11 @@ export interface FactorStore {
   rename(userId: string, id: string, name: string): Promise<boolean>;
   /** Removes an active factor; with `keepOne` (MFA_REQUIRED) the user's last one stays: 'last'. */
   remove(userId: string, id: string, keepOne: boolean): Promise<RemoveOutcome>;
-  /** The operator's reset: every factor, recovery code, waiting login and lock-out of the user. Returns the factors removed. */
-  removeAll(userId: string): Promise<number>;
+  /**
+   * The operator's reset: every factor, recovery code, waiting login and lock-out of the user, with
+   * what `also` writes (sessions ended, events) in the same transaction. Returns the factors removed.
+   */
+  removeAll(userId: string, also?: (trx: ChangeTransaction, removed: number) => Promise<void>): Promise<number>;
   /** Deletes pending TOTP factors whose time ran out. */
   deleteExpiredPending(now: string): Promise<number>;
 }
@@ -78,13 +82,17 @@ export class SqlFactorStore implements FactorStore {
     });
   }
 
-  async removeAll(userId: string): Promise<number> {
-    return this.db.transaction().execute(async (trx) => {
-      const removed = await trx.deleteFrom('mfa_factors').where('user_id', '=', userId).executeTakeFirst();
+  async removeAll(userId: string, also?: (trx: ChangeTransaction, removed: number) => Promise<void>): Promise<number> {
+    return changeTransaction(this.db, async (trx) => {
+      // The user's row lock: an enrolment or removal under way finishes before, or sees the reset.
+      await lockOwner(trx, 'users', userId);
+      const result = await trx.deleteFrom('mfa_factors').where('user_id', '=', userId).executeTakeFirst();
       await trx.deleteFrom('mfa_recovery_codes').where('user_id', '=', userId).execute();
       await trx.deleteFrom('mfa_pending_logins').where('user_id', '=', userId).execute();
       await trx.deleteFrom('mfa_lockouts').where('user_id', '=', userId).execute();
-      return Number(removed.numDeletedRows);
+      const removed = Number(result.numDeletedRows);
+      await also?.(trx, removed);
+      return removed;
     });
   }
 

@@ -7,6 +7,8 @@ import { ProblemError } from '../../errors.js';
 import type { SecondFactorGate } from '../service.js';
 import type { User, UserStore } from '../user-store.js';
 import type { FactorStore } from './factor-store.js';
+import type { MfaEvents } from './mfa-events.js';
+import type { MfaRequirement } from './requirement.js';
 import { newMfaToken, presentedMfaTokenDigest } from './mfa-token.js';
 import type { PendingLoginStore } from './pending-login-store.js';
 import type { RecoveryCodeStore } from './recovery-code-store.js';
@@ -34,6 +36,8 @@ export interface MfaLoginDeps {
   readonly assertions: WebAuthnAssertions;
   readonly users: UserStore;
   readonly audit: AuditStore;
+  readonly events: MfaEvents;
+  readonly requirement: MfaRequirement;
   readonly clock: Clock;
   /** A CSPRNG; tests pass a fixed one. */
   readonly random?: (size: number) => Buffer;
@@ -48,9 +52,9 @@ export interface MfaLoginDeps {
 export class MfaLogin implements SecondFactorGate {
   constructor(private readonly deps: MfaLoginDeps) {}
 
-  async begin(user: User, context: RequestContext): Promise<void> {
+  async begin(user: User, context: RequestContext): Promise<'full' | 'enroll'> {
     const factors = await this.deps.factors.list(user.id);
-    if (factors.length === 0) return;
+    if (factors.length === 0) return (await this.deps.requirement.enrolmentDue(user.id, false)) ? 'enroll' : 'full';
     const methods: MfaMethod[] = (['totp', 'webauthn'] as const).filter((type) => factors.some((f) => f.type === type));
     if ((await this.deps.recoveryCodes.remaining(user.id)) > 0) methods.push('recovery_code');
     const now = this.deps.clock.now();
@@ -59,6 +63,12 @@ export class MfaLogin implements SecondFactorGate {
     const subject = { type: 'user' as const, id: user.id };
     await this.deps.audit.record(auditEvent({ type: 'login.password_ok_mfa_pending', userId: user.id, actor: { type: 'user', id: user.id }, subject }, context, now));
     throw new ProblemError('mfa_required', { extensions: { mfa_token: token, methods, expires_in: MFA_TOKEN_TTL_S } });
+  }
+
+  /** A new account has no factor: with MFA_REQUIRED and no grace (MFA_GRACE_DAYS=0), its first token is for enrolment only. */
+  async atSignup(userId: string): Promise<'full' | 'enroll'> {
+    if (!this.deps.requirement.on) return 'full';
+    return (await this.deps.requirement.enrolmentDue(userId, false)) ? 'enroll' : 'full';
   }
 
   /**
@@ -87,11 +97,7 @@ export class MfaLogin implements SecondFactorGate {
     if (!(await this.deps.pending.consume(digest))) throw invalidCredentials();
     const user = await this.deps.users.findById(held.userId);
     if (!user) throw invalidCredentials();
-    if (accepted.recoveryCodesRemaining !== undefined) {
-      const details = { method: 'recovery_code', recovery_codes_remaining: accepted.recoveryCodesRemaining };
-      const event = auditEvent({ type: 'mfa.recovery_code_used', userId: user.id, actor: { type: 'user', id: user.id }, subject: { type: 'user', id: user.id }, details }, context, this.deps.clock.now());
-      await this.deps.audit.record(event);
-    }
+    if (accepted.recoveryCodesRemaining !== undefined) await this.deps.events.recoveryCodeUsed(user.id, accepted.recoveryCodesRemaining, context, this.deps.clock.now());
     return { user, amr: ['pwd', ...accepted.amr, 'mfa'], ...(accepted.recoveryCodesRemaining === undefined ? {} : { recoveryCodesRemaining: accepted.recoveryCodesRemaining }) };
   }
 }

@@ -12,6 +12,7 @@ import { MAX_PASSWORD_BYTES, normalizePassword } from '../password-policy.js';
 import type { SessionStore } from '../session-store.js';
 import type { UserStore } from '../user-store.js';
 import type { FactorStore } from './factor-store.js';
+import type { MfaEvents } from './mfa-events.js';
 import { invalidCredentials, type PresentedFactor, type SecondFactor } from './second-factor.js';
 import type { WebAuthnAssertions } from './webauthn-check.js';
 
@@ -27,6 +28,7 @@ export interface ReauthDeps {
   readonly sessions: SessionStore;
   readonly userTokens: UserTokens;
   readonly audit: AuditStore;
+  readonly events: MfaEvents;
   readonly clock: Clock;
   readonly feed: ChangeFeed;
 }
@@ -54,7 +56,9 @@ export class Reauth {
       await this.checkPassword(userId, proof.password);
       added = ['pwd'];
     } else {
-      added = (await this.deps.secondFactor.check(userId, proof, 'reauth', context)).amr;
+      const accepted = await this.deps.secondFactor.check(userId, proof, 'reauth', context);
+      if (accepted.recoveryCodesRemaining !== undefined) await this.deps.events.recoveryCodeUsed(userId, accepted.recoveryCodesRemaining, context, this.deps.clock.now());
+      added = accepted.amr;
     }
     const now = this.deps.clock.now();
     const amr = combined(principal.auth?.amr ?? ['pwd'], added);

@@ -5,6 +5,7 @@ import { type Clock, iso } from '../../clock.js';
 import { ProblemError } from '../../errors.js';
 import type { MfaVerificationCount } from '../../observability/metrics/mfa.js';
 import type { LockoutStore, Reservation } from './lockout-store.js';
+import type { MfaEvents } from './mfa-events.js';
 import { normalizeRecoveryCode, recoveryCodeDigest } from './recovery-codes.js';
 import type { RecoveryCodeStore } from './recovery-code-store.js';
 import { checkTotp, type TotpDeps, type TotpRefusal } from './totp-check.js';
@@ -35,6 +36,7 @@ export interface SecondFactorDeps {
   readonly lockout: LockoutStore;
   readonly webauthn: WebAuthnAssertions;
   readonly audit: AuditStore;
+  readonly events: MfaEvents;
   readonly clock: Clock;
   /** `rz_mfa_verifications_total` (docs/operations.md). */
   readonly count: MfaVerificationCount;
@@ -97,12 +99,13 @@ export class SecondFactor {
   private async refused(userId: string, method: PresentedFactor['method'], reason: Refusal, reservation: Reservation, context: RequestContext): Promise<ProblemError> {
     const now = this.deps.clock.now();
     const subject = { type: 'user' as const, id: userId };
-    const events = [auditEvent({ type: 'mfa.challenge_failed', userId, subject, details: { method, reason } }, context, now)];
+    const failed = auditEvent({ type: 'mfa.challenge_failed', userId, subject, details: { method, reason } }, context, now);
     if (reservation.attempts === USER_ATTEMPTS) {
+      // The lock is what the user must hear of (webhook and mail): someone may know their password.
       const lockedUntil = iso(Date.parse(reservation.windowStart) + USER_WINDOW_MS);
-      events.push(auditEvent({ type: 'mfa.locked', userId, subject, details: { locked_until: lockedUntil } }, context, now));
-    }
-    await this.deps.audit.record(events);
+      const locked = auditEvent({ type: 'mfa.locked', userId, subject, details: { locked_until: lockedUntil } }, context, now);
+      await this.deps.events.record([failed, locked], userId, 'mfa_locked', { locked_until: lockedUntil });
+    } else await this.deps.audit.record(failed);
     return invalidCredentials();
   }
 }

@@ -10,7 +10,10 @@ import type { UserStore } from '../user-store.js';
 import type { ChangeFeed } from '../../changes/feed.js';
 import { type MfaVerificationCount, NO_MFA_COUNT } from '../../observability/metrics/mfa.js';
 import { FactorService } from './factor-service.js';
+import { MfaEvents, type MfaNotice } from './mfa-events.js';
 import { SqlMfaUserStore } from './mfa-user-store.js';
+import { MfaRequirement } from './requirement.js';
+import { MfaOperatorReset } from './operator-reset.js';
 import { Reauth } from './reauth.js';
 import { StepUp } from './step-up.js';
 import { SqlChallengeStore } from './challenge-store.js';
@@ -43,6 +46,10 @@ export interface Mfa {
   readonly webauthn: WebAuthnEnrolment;
   /** Login with a passkey alone (`/api/auth/passkey`). */
   readonly passkey: PasskeyLogin;
+  /** MFA_REQUIRED: `GET /api/me`'s `mfa.required_by`. */
+  readonly requirement: MfaRequirement;
+  /** `rz-auth users mfa-reset`. */
+  readonly operatorReset: MfaOperatorReset;
   /** Clean-ups for the maintenance loop: waiting logins, WebAuthn challenges and unconfirmed enrolments past their time. */
   readonly sweeps: readonly Sweep[];
 }
@@ -59,6 +66,8 @@ export interface MfaDeps {
   readonly feed: ChangeFeed;
   /** Counts each second-factor check when metrics are on. */
   readonly count?: MfaVerificationCount;
+  /** Mails the user the notices of second-factor changes; null while mail is off. */
+  readonly notice: MfaNotice | null;
 }
 
 /**
@@ -66,7 +75,7 @@ export interface MfaDeps {
  * MFA_ENCRYPTION_KEY_OLD sealed again (docs/mfa.md): a secret no configured key opens refuses the
  * start, naming the factor, rather than failing that user's logins one by one.
  */
-export async function createMfa({ db, config, users, audit, clock, hasher, sessions, userTokens, feed, count = NO_MFA_COUNT }: MfaDeps): Promise<Mfa> {
+export async function createMfa({ db, config, users, audit, clock, hasher, sessions, userTokens, feed, notice, count = NO_MFA_COUNT }: MfaDeps): Promise<Mfa> {
   const totpStore = new SqlTotpStore(db);
   const secrets = new TotpSecrets(config.encryption);
   await resealTotpSecrets(totpStore, secrets);
@@ -75,19 +84,23 @@ export async function createMfa({ db, config, users, audit, clock, hasher, sessi
   const pending = new SqlPendingLoginStore(db);
   const challenges = new SqlChallengeStore(db);
   const totp = { store: totpStore, secrets };
+  const events = new MfaEvents(db, notice);
   const mfaUsers = new SqlMfaUserStore(db);
+  const requirement = new MfaRequirement({ config, factors, mfaUsers, clock });
   const credentials = new SqlWebAuthnStore(db);
   const assertions = new WebAuthnAssertions({ rp: config.webauthn, challenges, credentials, mfaUsers, audit, clock });
-  const secondFactor = new SecondFactor({ totp, recoveryCodes, lockout: new SqlLockoutStore(db), webauthn: assertions, audit, clock, count });
+  const secondFactor = new SecondFactor({ totp, recoveryCodes, lockout: new SqlLockoutStore(db), webauthn: assertions, audit, events, clock, count });
   const stepUp = new StepUp({ factors, clock, maxAgeS: config.reauthMaxAgeS, allUsers: config.stepUpAllUsers });
-  const factorService = new FactorService({ config, factors, totp, recoveryCodes, mfaUsers, secondFactor, stepUp, sessions, feed, audit, clock });
+  const factorService = new FactorService({ config, factors, totp, recoveryCodes, requirement, secondFactor, stepUp, sessions, feed, audit, events, clock });
   return {
     factors: factorService,
     webauthn: new WebAuthnEnrolment({ rp: config.webauthn, assertions, challenges, credentials, mfaUsers, factors, factorService, stepUp, clock }),
     passkey: new PasskeyLogin({ assertions, users, audit, clock }),
-    login: new MfaLogin({ factors, recoveryCodes, pending, secondFactor, assertions, users, audit, clock }),
+    operatorReset: new MfaOperatorReset({ factors, users, events, feed, clock }),
+    login: new MfaLogin({ factors, recoveryCodes, pending, secondFactor, assertions, users, audit, events, requirement, clock }),
     stepUp,
-    reauth: new Reauth({ secondFactor, assertions, factors, users, hasher, sessions, userTokens, audit, clock, feed }),
+    requirement,
+    reauth: new Reauth({ secondFactor, assertions, factors, users, hasher, sessions, userTokens, audit, events, clock, feed }),
     sweeps: [
       { name: 'waiting second-factor logins', run: (now) => pending.deleteExpired(iso(now)) },
       { name: 'WebAuthn challenges', run: (now) => challenges.deleteExpired(iso(now)) },
