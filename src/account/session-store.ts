@@ -163,13 +163,7 @@ export class SessionStore {
   /** Revokes an active session; false if it was already revoked or does not exist. */
   async revoke(id: string, at: string, event?: AuditEvent): Promise<boolean> {
     return changeTransaction(this.db, async (trx) => {
-      const revoked = await trx
-        .updateTable('sessions')
-        .set({ revoked_at: at })
-        .where('id', '=', id)
-        .where('revoked_at', 'is', null)
-        .returning('user_id')
-        .executeTakeFirst();
+      const revoked = await trx.updateTable('sessions').set({ revoked_at: at }).where('id', '=', id).where('revoked_at', 'is', null).returning('user_id').executeTakeFirst();
       if (!revoked) return false;
       await recordChange(trx, 'session', id, at, { type: 'session.revoked', data: { session_id: id, user_id: revoked.user_id } });
       if (event) await recordAudit(trx, event);
@@ -216,20 +210,13 @@ export class SessionStore {
   }
 
   /**
-   * Records a step-up (contract §12.5) on an active session, with its audit event: its methods, its
-   * `auth_time` and its end, which moves to the end of the token the step-up issues (a session lives
-   * as long as its newest token). The change makes every instance read the session again. False when
-   * the session ended.
+   * Records a step-up (contract §12.5) on an active session, with its audit event and a change for
+   * every instance: its methods, `auth_time`, and its end, now its newest token's. False when it ended.
    */
   async reauthenticate(id: string, auth: SessionAuthentication, expiresAt: string, event: AuditEvent): Promise<boolean> {
     return changeTransaction(this.db, async (trx) => {
-      const result = await trx
-        .updateTable('sessions')
-        .set({ amr: auth.amr.join(' '), auth_time: auth.authTime, expires_at: expiresAt })
-        .where('id', '=', id)
-        .where('revoked_at', 'is', null)
-        .where('expires_at', '>', auth.authTime)
-        .executeTakeFirst();
+      const update = trx.updateTable('sessions').set({ amr: auth.amr.join(' '), auth_time: auth.authTime, expires_at: expiresAt });
+      const result = await update.where('id', '=', id).where('revoked_at', 'is', null).where('expires_at', '>', auth.authTime).executeTakeFirst();
       if (result.numUpdatedRows === 0n) return false;
       await recordAudit(trx, event);
       await recordChange(trx, 'session', id, auth.authTime, null);

@@ -12,4 +12,6 @@ export const ENROLMENT_OPERATIONS: ReadonlySet<string> = new Set([
   'updateSecondFactor',
   'deleteSecondFactor',
   'createRecoveryCodes',
+  'createWebAuthnRegistrationOptions',
+  'registerWebAuthnFactor',
 ]);
