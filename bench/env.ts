@@ -21,6 +21,9 @@ export type Mode = (typeof MODES)[number];
  */
 const MFA_ENCRYPTION_KEY = randomBytes(32).toString('base64');
 
+/** The WebAuthn relying party rz-auth runs under in the bench. */
+export const WEBAUTHN_RP = { id: 'bench.example.com', origin: 'https://auth.bench.example.com' } as const;
+
 /** The largest quota rz-auth accepts, per minute: no run comes near it. */
 const UNREACHABLE_QUOTA = '1000000000/60';
 
@@ -96,6 +99,10 @@ export function rzAuthEnv(store: Store): Record<string, string> {
     // measure 409s. Each creation still counts the user's active tokens under the cap.
     MAX_API_TOKENS_PER_USER: '1000000',
     MFA_ENCRYPTION_KEY,
+    // Passkeys on (docs/mfa.md), for passkey-login; the software authenticator of bench/passkey.ts
+    // signs for this relying party and origin.
+    WEBAUTHN_RP_ID: WEBAUTHN_RP.id,
+    WEBAUTHN_ORIGINS: WEBAUTHN_RP.origin,
     ...store.env,
     ...(process.env.RZ_BENCH_ENV ? (JSON.parse(process.env.RZ_BENCH_ENV) as Record<string, string>) : {}),
   };

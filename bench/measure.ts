@@ -6,6 +6,7 @@ import type { LoadSpec } from './load.js';
 import { hasExited, mailSinkOf, metricsUrlOf, type Servers } from './servers.js';
 import { type MailFeed, mailsAccepted } from './mail.js';
 import type { SecondFactorLogins } from './mfa.js';
+import type { PasskeyLogins } from './passkey.js';
 import type { Credentials } from './setup.js';
 import { deliveryChildOf } from '../test/helpers/processes.js';
 
@@ -35,6 +36,8 @@ export interface MeasureContext {
   readonly mailFeed?: (perSecond: number) => Promise<MailFeed>;
   /** Bodies for the scenarios with `secondFactorLogins`. */
   readonly secondFactorLogins?: SecondFactorLogins;
+  /** Bodies for the scenarios with `passkeyLogins`. */
+  readonly passkeyLogins?: PasskeyLogins;
 }
 
 /** A background load runs this long before a slice without a warm-up, so the slice sees it at full strength. */
@@ -56,11 +59,12 @@ export async function measureSlice(ctx: MeasureContext, scenario: Scenario, seco
   const pid = server?.child.pid;
   if (!server || pid === undefined) throw new Error(`${scenario.server} is not running`);
   const base = scenario.load(ctx.credentials, ctx.shape);
-  // Made just before each run: every body works once, its code for 30 s at least.
+  // Made just before each run: every body works once, its code or challenge for 30 s at least.
   const specFor = async (runSeconds: number): Promise<LoadSpec> => {
-    if (!scenario.secondFactorLogins) return base;
-    if (!ctx.secondFactorLogins) throw new Error(`${scenario.id} needs the second-factor logins of bench/mfa.ts`);
-    return { ...base, bodies: await ctx.secondFactorLogins.bodies(scenario.id, runSeconds) };
+    if (!scenario.secondFactorLogins && !scenario.passkeyLogins) return base;
+    const source = scenario.secondFactorLogins ? ctx.secondFactorLogins : ctx.passkeyLogins;
+    if (!source) throw new Error(`${scenario.id} needs the bodies of ${scenario.secondFactorLogins ? 'bench/mfa.ts' : 'bench/passkey.ts'}`);
+    return { ...base, bodies: await source.bodies(scenario.id, runSeconds) };
   };
   const backgroundSpec = scenario.background?.(ctx.credentials, ctx.shape);
   const urlOf = (load: LoadSpec): string => (load.listener === 'metrics' ? metricsUrlOf(server) : server.url);

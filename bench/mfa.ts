@@ -5,6 +5,7 @@ import { newTotpSecret, totpCodeAt, totpStep } from '../src/account/mfa/totp.js'
 import { loadConfig, parseDatabase } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { rzAuthEnv, type Store } from './env.js';
+import { Pace } from './pace.js';
 
 /*
  * `POST /api/auth/mfa/verify` under load. Each request needs an `mfa_token` of its own (single
@@ -17,25 +18,9 @@ import { rzAuthEnv, type Store } from './env.js';
 
 /** Users with a factor. Each serves about one request per 30 s step (two right after its last use). */
 const USERS = 30_000;
-/** Requests per second assumed before a scenario's first run shows its pace. */
-const FIRST_RATE = 2500;
-/**
- * Bodies made beyond the fastest pace a scenario's runs have shown: on a shared machine one slice
- * can run three times as fast as the one before, and a slice that runs out fails the run.
- */
-const MARGIN = 3;
-/** The least pace assumed, requests per second: a slow slice must not starve the next. */
-const MIN_RATE = 200;
 /** How long rz-auth keeps an `mfa_token` (contract §12.4). */
 const MFA_TOKEN_TTL_MS = 5 * 60_000;
 const BATCH = 500;
-
-/** One run's tokens: how many, for how long, and their common expiry, by which they are found again. */
-interface Run {
-  readonly expires: string;
-  readonly issued: number;
-  readonly seconds: number;
-}
 
 export interface SecondFactorLogins {
   /**
@@ -74,26 +59,13 @@ export async function prepareSecondFactorLogins(store: Store): Promise<SecondFac
     });
     users.push(...batch.map(({ id }) => ({ id, lastStep: 0 })));
   }
-  const pace = new Map<string, number>();
-  let next = 0;
+  const pace = new Pace(db, 'mfa_pending_logins');
 
-  /**
-   * The tokens the last run of `scenario` left unused (its rows share one expiry, to the
-   * millisecond) tell how many it used a second; they are removed.
-   */
-  const forget = async (scenario: string, run: Run | undefined) => {
-    if (!run) return;
-    const left = await db.selectFrom('mfa_pending_logins').select((eb) => eb.fn.countAll<number | string>().as('n')).where('expires_at', '=', run.expires).executeTakeFirstOrThrow();
-    pace.set(scenario, Math.max(pace.get(scenario) ?? 0, (run.issued - Number(left.n)) / run.seconds));
-    await db.deleteFrom('mfa_pending_logins').where('expires_at', '=', run.expires).execute();
-  };
-  const runs = new Map<string, Run>();
+  let next = 0;
 
   return {
     async bodies(scenario, seconds) {
-      await forget(scenario, runs.get(scenario));
-      const seen = pace.get(scenario);
-      const wanted = Math.ceil(seconds * (seen === undefined ? FIRST_RATE : Math.max(seen * MARGIN, MIN_RATE)));
+      const wanted = await pace.wanted(scenario, seconds);
       const now = Date.now();
       const step = totpStep(now);
       // A code for step s is accepted while rz-auth is at s−1 … s+1, and only once per factor: a
@@ -115,7 +87,7 @@ export async function prepareSecondFactorLogins(store: Store): Promise<SecondFac
         const rows = chosen.slice(start, start + BATCH).map(({ digest, userId }) => ({ digest, user_id: userId, created_at: createdAt, expires_at: expires }));
         await db.insertInto('mfa_pending_logins').values(rows).execute();
       }
-      runs.set(scenario, { expires, issued: chosen.length, seconds });
+      pace.started(scenario, expires, chosen.length, seconds);
       return chosen.map(({ token, code }) => JSON.stringify({ mfa_token: token, method: 'totp', code }));
     },
     async close() {

@@ -14,6 +14,7 @@ import { ensureBuilt, NEEDS_CREDENTIALS, type ServerName, startServers, stopServ
 import { createCredentials } from './setup.js';
 import { startMailFeed } from './mail.js';
 import { prepareSecondFactorLogins, type SecondFactorLogins } from './mfa.js';
+import { type PasskeyLogins, preparePasskeyLogins } from './passkey.js';
 import { wrkVersion } from './wrk.js';
 
 /*
@@ -90,12 +91,13 @@ async function run(options: Options, store: Store, servers: Map<ServerName, Serv
     secondFactorLogins = await prepareSecondFactorLogins(store);
     console.log(`second-factor logins: users with an authenticator app written in ${Math.round((Date.now() - writing) / 1000)} s`);
   }
-  const ctx = { servers, credentials, shape: options, warmupSeconds: options.warmupSeconds, generator, mailFeed: (perSecond: number) => startMailFeed(store, perSecond), secondFactorLogins };
+  const passkeyLogins: PasskeyLogins | undefined = scenarios.some((s) => s.passkeyLogins) ? await preparePasskeyLogins(rzAuth.url, store) : undefined;
+  const ctx = { servers, credentials, shape: options, warmupSeconds: options.warmupSeconds, generator, mailFeed: (perSecond: number) => startMailFeed(store, perSecond), secondFactorLogins, passkeyLogins };
   const results = await runScenarios(scenarios, options, async (scenario, seconds, first) => {
     const slice = await measureSlice(ctx, scenario, seconds, first);
     progress(scenario, seconds, slice);
     return slice;
-  }).finally(() => secondFactorLogins?.close());
+  }).finally(() => Promise.all([secondFactorLogins?.close(), passkeyLogins?.close()]));
   const seconds = Math.round((Date.now() - started) / 1000);
   report(scenarios, summarize(scenarios, results, machine.cores), options, machine, store, seconds);
 }

@@ -43,6 +43,8 @@ export interface Scenario {
   readonly mailFeed?: number;
   /** The load's bodies are second steps of logins, each with its own `mfa_token` and TOTP code, made before each run (bench/mfa.ts). */
   readonly secondFactorLogins?: true;
+  /** The load's bodies are passkey logins, each with its own challenge and assertion, made before each run (bench/passkey.ts). */
+  readonly passkeyLogins?: true;
   readonly targets: readonly Target[];
 }
 
@@ -209,6 +211,18 @@ export const SCENARIOS: readonly Scenario[] = [
     baseline: 'ceiling',
     load: login,
     targets: [{ kind: 'cores', minShare: 0.85 }, RSS],
+  },
+  {
+    // Contract §12.11: a passkey login computes no password hash, so it should cost a tenth of a
+    // password login or less. Each request has its own challenge, written by the harness, and an
+    // assertion signed over it (bench/passkey.ts).
+    id: 'passkey-login',
+    title: 'POST /api/auth/passkey/login (ES256), a fresh challenge per request, against a password login',
+    server: 'rz-auth',
+    baseline: 'login',
+    load: (_c, s) => ({ method: 'POST', path: '/api/auth/passkey/login', connections: s.connections }),
+    passkeyLogins: true,
+    targets: [{ kind: 'ratio', min: 10 }, RSS],
   },
   {
     id: 'me-during-login-flood',
