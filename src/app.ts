@@ -154,7 +154,7 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   keyRoutes(app, services.keys);
   healthRoutes(app, () => checkReadiness(services.database, services.redis));
   await registerDocs(app, document);
-  developersPage(app, { mail: services.mail !== null, mfaRequired: services.config.mfa.required });
+  developersPage(app, { mail: services.mail !== null, mfaRequired: services.config.mfa.required, passkeys: services.config.mfa.webauthn !== null });
 
   await app.after();
   registerMethodNotAllowed(app, routes);

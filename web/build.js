@@ -39,6 +39,8 @@ if (!index.includes('<!-- modulepreload -->')) throw new Error('web/static/index
 if (!index.includes('<meta name="rz-auth-mail" content="off">')) throw new Error('web/static/index.html lacks the rz-auth-mail meta marker');
 // The same for MFA_REQUIRED: without it the page would never show the grace period's banner.
 if (!index.includes('<meta name="rz-auth-mfa-required" content="off">')) throw new Error('web/static/index.html lacks the rz-auth-mfa-required meta marker');
+// And for WebAuthn: without it the page would never offer passkeys.
+if (!index.includes('<meta name="rz-auth-passkeys" content="off">')) throw new Error('web/static/index.html lacks the rz-auth-passkeys meta marker');
 writeFileSync(indexFile, index.replace('<!-- modulepreload -->', preload));
 rmSync(out, { recursive: true, force: true });
 renameSync(next, out);

@@ -49,10 +49,12 @@ export interface PageSettings {
   readonly mail: boolean;
   /** `MFA_REQUIRED`: the page asks whether the account's grace period runs, for its banner (contract §12.7). */
   readonly mfaRequired: boolean;
+  /** WebAuthn has a relying party (docs/mfa.md): the page offers passkeys, and their autofill on the login screen. */
+  readonly passkeys: boolean;
 }
 
-/** The marker of each setting in web/static/index.html, `content="off"` there; the page reads them (web/src/api-email.ts, web/src/views/mfa-banner.ts). */
-const MARKERS: Readonly<Record<keyof PageSettings, string>> = { mail: 'rz-auth-mail', mfaRequired: 'rz-auth-mfa-required' };
+/** The marker of each setting in web/static/index.html, `content="off"` there; the page reads them (web/src/api-email.ts, web/src/views/mfa-banner.ts, web/src/webauthn.ts). */
+const MARKERS: Readonly<Record<keyof PageSettings, string>> = { mail: 'rz-auth-mail', mfaRequired: 'rz-auth-mfa-required', passkeys: 'rz-auth-passkeys' };
 const marker = (name: string, on: boolean): string => `<meta name="${name}" content="${on ? 'on' : 'off'}">`;
 
 const assetOf = (body: Buffer, type: string): Asset => ({ body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` });
@@ -89,7 +91,7 @@ const NOT_BUILT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><t
 The API works without it: see <a href="/docs">/docs</a>.</p></body></html>`;
 
 /**
- * Whether mail is on (and MFA required) is written into the page itself rather than asked by a
+ * Whether mail is on (MFA required, passkeys on) is written into the page itself rather than asked by a
  * request: the login screen knows at once whether to offer "Forgot password?", without a probe that
  * every visit would send and that a 404 or a rate limit could answer for another reason.
  */

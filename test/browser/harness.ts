@@ -32,8 +32,8 @@ export interface Served {
   close(): Promise<void>;
 }
 
-/** The real app on a loopback port with a fresh SQLite file, its logs captured, sending webhooks. */
-export async function serve(env: Record<string, string> = {}, clock?: Clock): Promise<Served> {
+/** The real app on a loopback port (`port`, else any free one) with a fresh SQLite file, its logs captured, sending webhooks. */
+export async function serve(env: Record<string, string> = {}, clock?: Clock, port = 0): Promise<Served> {
   const temp = tempDir();
   const config = loadConfig({ DATABASE_URL: `sqlite:${join(temp.dir, 'rz.db')}`, LOG_LEVEL: 'info', RATE_LIMITS: 'off', ...env });
   const services = await createServices(config, clock ? { clock } : {});
@@ -45,7 +45,7 @@ export async function serve(env: Record<string, string> = {}, clock?: Clock): Pr
     },
   });
   const app = await createApp(services, { logStream });
-  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  const url = await app.listen({ port, host: '127.0.0.1' });
   // As the server does (src/server.ts), so webhooks are sent; the maintenance sweeps stay off.
   services.background.start({ except: ['maintenance'] });
   return {

@@ -13,7 +13,7 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-async function appServing(files: Record<string, string> | null, settings: PageSettings = { mail: false, mfaRequired: false }): Promise<FastifyInstance> {
+async function appServing(files: Record<string, string> | null, settings: PageSettings = { mail: false, mfaRequired: false, passkeys: false }): Promise<FastifyInstance> {
   const dir = mkdtempSync(join(tmpdir(), 'rz-web-'));
   dirs.push(dir);
   for (const [name, text] of Object.entries(files ?? {})) writeFileSync(join(dir, name), text);
@@ -54,7 +54,7 @@ describe('Developers page routes', () => {
   it('tells the page whether mail is on in its own HTML, with an ETag of what is sent', async () => {
     const html = '<!doctype html><meta name="rz-auth-mail" content="off"><title>x</title>';
     const off = await (await appServing({ 'index.html': html })).inject({ method: 'GET', url: '/developers' });
-    const on = await (await appServing({ 'index.html': html }, { mail: true, mfaRequired: false })).inject({ method: 'GET', url: '/developers' });
+    const on = await (await appServing({ 'index.html': html }, { mail: true, mfaRequired: false, passkeys: false })).inject({ method: 'GET', url: '/developers' });
     expect(off.body).toBe(html);
     expect(on.body).toBe('<!doctype html><meta name="rz-auth-mail" content="on"><title>x</title>');
     expect(on.headers.etag).not.toBe(off.headers.etag);
@@ -62,8 +62,14 @@ describe('Developers page routes', () => {
 
   it('tells the page whether MFA_REQUIRED is on, apart from mail', async () => {
     const html = '<!doctype html><meta name="rz-auth-mail" content="off"><meta name="rz-auth-mfa-required" content="off"><title>x</title>';
-    const required = await (await appServing({ 'index.html': html }, { mail: false, mfaRequired: true })).inject({ method: 'GET', url: '/developers' });
+    const required = await (await appServing({ 'index.html': html }, { mail: false, mfaRequired: true, passkeys: false })).inject({ method: 'GET', url: '/developers' });
     expect(required.body).toBe('<!doctype html><meta name="rz-auth-mail" content="off"><meta name="rz-auth-mfa-required" content="on"><title>x</title>');
+  });
+
+  it('tells the page whether passkeys are on (WebAuthn has a relying party), apart from the rest', async () => {
+    const html = '<!doctype html><meta name="rz-auth-mfa-required" content="off"><meta name="rz-auth-passkeys" content="off"><title>x</title>';
+    const on = await (await appServing({ 'index.html': html }, { mail: false, mfaRequired: false, passkeys: true })).inject({ method: 'GET', url: '/developers' });
+    expect(on.body).toBe('<!doctype html><meta name="rz-auth-mfa-required" content="off"><meta name="rz-auth-passkeys" content="on"><title>x</title>');
   });
 
   it('redirects / and /developers/ to /developers', async () => {

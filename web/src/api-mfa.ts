@@ -1,5 +1,6 @@
 import type { Answer, RequestBody } from '../../types/api.js';
 import { call } from './api.js';
+import type { AssertionJSON } from './webauthn.js';
 
 /*
  * Second factors as the page uses them (contract §12, docs/mfa.md): the user's authenticator apps
@@ -31,3 +32,18 @@ export const newRecoveryCodes = (jwt: string) => call('post', '/api/me/mfa/recov
 export const verifyLogin = (mfaToken: string, method: CodeMethod, code: string) => call('post', '/api/auth/mfa/verify', null, { body: { mfa_token: mfaToken, method, code } });
 /** A new user token for the same session, authenticated now (RFC 9470 step-up). */
 export const reauth = (jwt: string, body: ReauthBody) => call('post', '/api/auth/reauth', jwt, { body });
+
+/*
+ * Passkeys and security keys (WebAuthn, contract §12.3–§12.5): each ceremony starts with options
+ * under a challenge that works once, and ends with the credential the browser made or signed.
+ */
+export type AddedPasskey = Answer<'registerWebAuthnFactor', 201>;
+export const passkeyCreationOptions = (jwt: string) => call('post', '/api/me/mfa/webauthn/options', jwt, {});
+export const addPasskey = (jwt: string, body: RequestBody<'registerWebAuthnFactor'>) => call('post', '/api/me/mfa/webauthn', jwt, { body });
+/** Options for the second step of a login; they spend none of the `mfa_token`'s attempts. */
+export const secondFactorPasskeyOptions = (mfaToken: string) => call('post', '/api/auth/mfa/webauthn/options', null, { body: { mfa_token: mfaToken } });
+export const verifyLoginWithPasskey = (mfaToken: string, credential: AssertionJSON) =>
+  call('post', '/api/auth/mfa/verify', null, { body: { mfa_token: mfaToken, method: 'webauthn', credential } });
+export const passkeyLoginOptions = () => call('post', '/api/auth/passkey/options', null, { body: {} });
+export const loginWithPasskey = (challengeId: string, credential: AssertionJSON) => call('post', '/api/auth/passkey/login', null, { body: { challenge_id: challengeId, credential } });
+export const reauthPasskeyOptions = (jwt: string) => call('post', '/api/auth/reauth/webauthn/options', jwt, {});

@@ -3,6 +3,7 @@ import { mailOn, requestPasswordReset } from '../api-email.js';
 import { h } from '../dom.js';
 import { FormController, textField } from '../forms.js';
 import { notify } from '../notices.js';
+import { passkeyLogin } from './passkey-login.js';
 import { secondFactorForm } from './second-factor.js';
 import type { View } from './view.js';
 
@@ -23,19 +24,26 @@ function recoveryNotice(left: number): void {
 export function loginView(onGrant: (grant: api.SessionGrant) => void): View {
   const heading = h('h1', { id: 'login-heading' }, 'Log in');
   const lede = h('p', { class: 'lede' }, LOGIN_LEDE);
-  const email = textField({ label: 'Email', name: 'email', type: 'email', autocomplete: 'username', required: true, spellcheck: false });
+  // `webauthn` lets the browser offer passkeys in this field's autofill (WebAuthn §5.1.4).
+  const email = textField({ label: 'Email', name: 'email', type: 'email', autocomplete: 'username webauthn', required: true, spellcheck: false });
   const password = textField({ label: 'Password', name: 'password', type: 'password', autocomplete: 'current-password', required: true });
   const submit = h('button', { type: 'submit', class: 'button button-primary button-block' }, 'Log in');
   const form = h('form', { class: 'stack', 'aria-labelledby': heading.id }, email.element, password.element, submit);
   const controller = new FormController(form, { email, password }, submit);
-  const card = h('div', { class: 'card auth-card' }, heading, lede, form);
+  const passkey = passkeyLogin(onGrant, (message) => {
+    controller.clear();
+    controller.showAlert(message);
+    controller.alert.focus();
+  });
+  const card = h('div', { class: 'card auth-card' }, heading, lede, form, passkey.button);
   const restart = (reason: string | null) => {
     heading.textContent = 'Log in';
     lede.textContent = LOGIN_LEDE;
     password.control.value = '';
-    card.replaceChildren(heading, lede, form);
+    card.replaceChildren(heading, lede, form, passkey.button);
     if (reason !== null) controller.showAlert(reason);
     password.control.focus();
+    passkey.offer();
   };
   const secondStep = (challenge: api.MfaChallenge) => {
     heading.textContent = 'Two-step verification';
@@ -55,13 +63,18 @@ export function loginView(onGrant: (grant: api.SessionGrant) => void): View {
   controller.onSubmit('Logging in…', async () => {
     const ok = controller.check({ email: required(email.value, 'Enter your email.'), password: required(password.value, 'Enter your password.') });
     if (!ok) return;
+    passkey.stop();
     try {
       onGrant(await api.login({ email: email.value.trim(), password: password.value }));
     } catch (error) {
-      if (!(error instanceof api.ApiError && error.mfa !== null)) throw error;
+      if (!(error instanceof api.ApiError && error.mfa !== null)) {
+        passkey.offer(); // A wrong password: the passkey stays on offer.
+        throw error;
+      }
       secondStep(error.mfa);
     }
   });
+  passkey.offer();
   const element = h(
     'section',
     { class: 'auth' },

@@ -6,12 +6,21 @@ import { describeError, formatDate, formatDateTime, fromNow } from '../format.js
 import { FormController, onClickOnce, textField } from '../forms.js';
 import { notify } from '../notices.js';
 import { authed, SessionEnded } from '../session.js';
+import { webauthnAvailable } from '../webauthn.js';
 import { showMfaBanner } from './mfa-banner.js';
 import { loadList, meta, timeOf } from './parts.js';
 import { recoveryCodesPanel } from './recovery-codes.js';
+import { passkeyEnrolPanel } from './passkey-enrol.js';
 import { totpEnrolPanel } from './totp-enrol.js';
 
-const TYPE_LABEL: Readonly<Record<SecondFactor['type'], string>> = { totp: 'Authenticator app', webauthn: 'Passkey or security key' };
+const TYPE_LABEL: Readonly<Record<SecondFactor['type'], string>> = { totp: 'Authenticator app', webauthn: 'Security key' };
+
+/** What a factor is: a passkey (it signs in without a password) or a security key, synced or on one device. */
+function badges(factor: SecondFactor): HTMLElement[] {
+  const label = factor.type === 'webauthn' && factor.passkey ? 'Passkey' : TYPE_LABEL[factor.type];
+  const synced = factor.type === 'webauthn' ? [h('span', { class: 'badge' }, factor.synced ? 'Synced' : 'This device only')] : [];
+  return [h('span', { class: 'badge' }, label), ...synced];
+}
 
 /** Shows what went wrong with an action in the notice area, unless the session ended (the login screen says so). */
 function failed(error: unknown, notFound?: string): void {
@@ -29,6 +38,7 @@ export function mfaCard(account: string): HTMLElement {
   const heading = h('h2', { id: uid('mfa-heading'), tabindex: -1 }, 'Two-step login');
   const note = h('p', { class: 'muted small card-note' });
   const add = h('button', { type: 'button', class: 'button button-primary' }, 'Add authenticator app');
+  const addKey = h('button', { type: 'button', class: 'button', hidden: !webauthnAvailable() }, 'Add a passkey');
   const regenerate = h('button', { type: 'button', class: 'button', hidden: true }, 'New recovery codes');
   const slot = h('div', {});
   const list = h('div', { class: 'list', 'aria-busy': 'true' });
@@ -39,8 +49,8 @@ export function mfaCard(account: string): HTMLElement {
       regenerate.hidden = factors.length === 0;
       note.textContent =
         factors.length === 0
-          ? 'Add a second step to your login: after your password, a code from an authenticator app on your phone.'
-          : `After your password, logging in asks for a code from one of these. Recovery codes left: ${left} of 10.`;
+          ? 'Add a second step to your login: after your password, a code from an authenticator app on your phone, or a passkey.'
+          : `After your password, logging in asks for one of these. Recovery codes left: ${left} of 10.`;
       if (requiredBy !== null) note.textContent += ` This server requires one: add it before ${formatDate(requiredBy)}.`;
       showMfaBanner(requiredBy);
       replace(list, factors.length === 0 ? null : h('ul', { class: 'items' }, ...factors.map(item)));
@@ -76,7 +86,7 @@ export function mfaCard(account: string): HTMLElement {
       h(
         'div',
         { class: 'item-main' },
-        h('div', { class: 'item-title' }, h('h3', {}, factor.name), h('span', { class: 'badge' }, TYPE_LABEL[factor.type])),
+        h('div', { class: 'item-title' }, h('h3', {}, factor.name), ...badges(factor)),
         h(
           'dl',
           { class: 'meta' },
@@ -95,7 +105,7 @@ export function mfaCard(account: string): HTMLElement {
     onClickOnce(remove, async () => {
       const yes = await confirmAction({
         title: `Remove “${factor.name}”?`,
-        body: 'Its codes no longer log you in, and every other session of your account is signed out.',
+        body: `${factor.type === 'totp' ? 'Its codes no longer log' : 'It no longer logs'} you in, and every other session of your account is signed out.`,
         confirm: 'Remove',
       });
       if (!yes) return;
@@ -111,17 +121,20 @@ export function mfaCard(account: string): HTMLElement {
     return row;
   }
 
+  /** A factor was added: the recovery codes of a first one are shown, once. */
+  const added = (message: string, codes: readonly string[] | undefined) => {
+    notify('success', message);
+    if (codes !== undefined) showCodes(codes);
+    else focusHeading(heading);
+    void refresh();
+  };
+
   onClickOnce(add, async () => {
     try {
       const started = await authed((jwt) => startTotp(jwt));
       const panel = totpEnrolPanel(
         started,
-        (result) => {
-          notify('success', `Added “${result.factor.name}”. Logging in now asks for its code after your password.`);
-          if (result.recovery_codes !== undefined) showCodes(result.recovery_codes);
-          else focusHeading(heading);
-          void refresh();
-        },
+        (result) => added(`Added “${result.factor.name}”. Logging in now asks for its code after your password.`, result.recovery_codes),
         () => add.focus(),
       );
       replace(slot, panel);
@@ -129,6 +142,15 @@ export function mfaCard(account: string): HTMLElement {
     } catch (error) {
       failed(error);
     }
+  });
+
+  addKey.addEventListener('click', () => {
+    const panel = passkeyEnrolPanel(
+      (result) => added(`Added “${result.factor.name}”.${result.factor.passkey ? ' It also signs you in without a password.' : ''}`, result.recovery_codes),
+      () => addKey.focus(),
+    );
+    replace(slot, panel);
+    panel.querySelector('input')?.focus();
   });
 
   onClickOnce(regenerate, async () => {
@@ -146,7 +168,7 @@ export function mfaCard(account: string): HTMLElement {
   return h(
     'section',
     { class: 'card', 'aria-labelledby': heading.id },
-    h('div', { class: 'card-head' }, heading, h('div', { class: 'actions' }, regenerate, add)),
+    h('div', { class: 'card-head' }, heading, h('div', { class: 'actions' }, regenerate, addKey, add)),
     note,
     slot,
     list,

@@ -1,8 +1,9 @@
 import * as api from '../api.js';
-import { verifyLogin } from '../api-mfa.js';
+import { secondFactorPasskeyOptions, verifyLogin, verifyLoginWithPasskey } from '../api-mfa.js';
 import { codeField } from '../code-field.js';
 import { h } from '../dom.js';
-import { FormController } from '../forms.js';
+import { FormController, onClickOnce } from '../forms.js';
+import { ceremonyMessage, getAssertion, webauthnAvailable } from '../webauthn.js';
 
 /** A wrong code dies the `mfa_token` after this many (contract §12.6); the page then starts over. */
 const MAX_FAILURES = 5;
@@ -26,10 +27,29 @@ export function secondFactorForm(options: SecondFactorOptions): HTMLFormElement 
   const code = codeField(challenge.methods.includes('totp'));
   const submit = h('button', { type: 'submit', class: 'button button-primary button-block' }, 'Verify');
   const back = h('button', { type: 'button', class: 'button button-quiet button-block' }, 'Start over');
-  const form = h('form', { class: 'stack' }, code.element, submit, back);
+  const passkey = h('button', { type: 'button', class: 'button button-block' }, 'Use a passkey');
+  const usePasskey = challenge.methods.includes('webauthn') && webauthnAvailable();
+  const form = h('form', { class: 'stack' }, usePasskey ? passkey : null, code.element, submit, back);
   const controller = new FormController(form, { code }, submit);
   let failures = 0;
   back.addEventListener('click', () => options.onRestart(null));
+  // The passkey's options spend none of the token's attempts; a failed assertion spends one.
+  onClickOnce(passkey, async () => {
+    controller.clear();
+    try {
+      const { options: request } = await secondFactorPasskeyOptions(challenge.token);
+      const grant = await verifyLoginWithPasskey(challenge.token, await getAssertion(request));
+      options.onGrant(grant, null);
+    } catch (error) {
+      const message = ceremonyMessage(error);
+      if (message !== null) controller.showAlert(message);
+      else if (error instanceof api.ApiError && error.code === 'invalid_credentials') {
+        failures += 1;
+        if (failures >= MAX_FAILURES) options.onRestart('Too many failed attempts. Please log in again.');
+        else controller.showAlert('That passkey was not accepted. Use one added to this account, or a code.');
+      } else controller.fail(error);
+    }
+  });
   controller.onSubmit('Verifying…', async () => {
     if (Date.now() >= deadline) {
       options.onRestart('The time for the second step ran out. Please log in again.');
