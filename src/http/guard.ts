@@ -1,13 +1,13 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteAuth } from '../api/route.js';
+import { ENROLMENT_OPERATIONS } from '../api/enrolment-operations.js';
 import { STEP_UP_OPERATIONS } from '../api/step-up-operations.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { Caller } from '../auth/principal.js';
 import { insufficientScope, ProblemError, SERVICE_SCOPE } from '../errors.js';
 import type { AuthDecisions, DecisionOutcome } from '../observability/metrics/auth.js';
 import { networkRefusal } from '../auth/authenticator.js';
-import { isEnrolmentRoute } from '../auth/enrolment.js';
 import { ATTR, NO_TRACING, type Tracing } from '../observability/tracing/tracing.js';
 import { readBearerToken } from './bearer.js';
 import type { RequestLimits } from './rate-limit.js';
@@ -75,9 +75,11 @@ export function registerGuard(app: FastifyInstance, authenticator: Authenticator
   app.addHook('onRoute', (route) => {
     const auth = route.config?.auth;
     if (!auth) return;
+    const operationId = route.config?.operationId;
     // On a step-up route the admitted caller's decision is the step-up check's (src/account/mfa/step-up.ts).
-    const decidedLater = route.config?.operationId !== undefined && STEP_UP_OPERATIONS.has(route.config.operationId);
-    const enrolment = isEnrolmentRoute(route.method, route.url);
+    const decidedLater = operationId !== undefined && STEP_UP_OPERATIONS.has(operationId);
+    // The one list the OpenAPI document is written from (api/operation.ts), so the two cannot disagree.
+    const enrolment = operationId !== undefined && ENROLMENT_OPERATIONS.has(operationId);
     // Each guarded request counts one decision (metrics) and puts it on its span (traces): the one the guard answered.
     const refused = (request: FastifyRequest, caller: Caller | undefined, error: Error, done: (error?: Error) => void): void => {
       if (decisions) countRefusal(decisions, caller, error);
