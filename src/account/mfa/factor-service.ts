@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { type AuditDraft, type AuditEvent, auditEvent, type RequestContext } from '../../audit/events.js';
-import type { AuditStore } from '../../audit/store.js';
 import type { Principal } from '../../auth/principal.js';
 import type { ChangeFeed } from '../../changes/feed.js';
 import { type Clock, iso } from '../../clock.js';
@@ -8,12 +7,12 @@ import { notFound, ProblemError, validationFailed } from '../../errors.js';
 import { isUuid } from '../../lib/ids.js';
 import { cleanLabel } from '../../lib/text.js';
 import { sessionsEnded } from '../security-service.js';
-import type { SessionStore } from '../session-store.js';
+import { revokeAndRecord } from '../session-store.js';
 import type { MfaConfig } from './config.js';
 import type { MfaEvents } from './mfa-events.js';
-import type { FactorStore, FactorSummary } from './factor-store.js';
+import type { FactorStore, FactorSummary, FactorWrites } from './factor-store.js';
 import type { MfaRequirement } from './requirement.js';
-import type { RecoveryCodeStore } from './recovery-code-store.js';
+import { type RecoveryCodeStore, replaceRecoveryCodes } from './recovery-code-store.js';
 import { newRecoveryCodes, recoveryCodeDigests } from './recovery-codes.js';
 import type { SecondFactor } from './second-factor.js';
 import type { StepUp } from './step-up.js';
@@ -40,12 +39,16 @@ export interface FactorServiceDeps {
   readonly requirement: MfaRequirement;
   readonly secondFactor: SecondFactor;
   readonly stepUp: StepUp;
-  readonly sessions: SessionStore;
   readonly feed: ChangeFeed;
-  readonly audit: AuditStore;
   /** The events the user also hears of by webhook and mail (contract §12.8). */
   readonly events: MfaEvents;
   readonly clock: Clock;
+}
+
+/** A factor's activation: its writes, given the factor, and the first recovery codes it brings. */
+export interface Activation {
+  readonly writes: (factor: { readonly type: FactorSummary['type']; readonly name: string }) => FactorWrites;
+  readonly recoveryCodes: string[] | undefined;
 }
 
 /** A user's factors and recovery codes (contract §12.3). Every write needs a recent login (§12.5), also from a user without a factor. */
@@ -78,27 +81,44 @@ export class FactorService {
     const label = name === undefined ? null : factorName(name);
     const userId = principal.user.id;
     const first = !(await this.deps.factors.hasActive(userId));
+    const activation = this.activation(userId, first, context);
     await this.deps.secondFactor.guarded(userId, 'totp', context, async (now) => {
-      const outcome = await confirmTotp(this.deps.totp, userId, factorId, code, label, now, MAX_TOTP);
+      const outcome = await confirmTotp(this.deps.totp, userId, factorId, code, label, now, MAX_TOTP, (factor) => activation.writes({ type: 'totp', name: factor.name }));
       if (outcome === 'malformed' || outcome === 'mismatch') return { refusal: outcome };
       if (outcome === 'gone') throw notFound();
       if (outcome === 'cap') throw new ProblemError('conflict', { detail: `At most ${MAX_TOTP} authenticator apps per account.` });
       return {};
     });
-    return this.added(principal, factorId, first, context);
+    return this.added(userId, factorId, activation);
   }
 
   /**
-   * A factor just became active (an authenticator app confirmed, a WebAuthn credential registered):
-   * audited, and the user's first factor comes with the first set of recovery codes.
+   * What a factor's activation (an authenticator app confirmed, a WebAuthn credential registered)
+   * writes in its own transaction: the audit event `mfa.factor_added` with its notice and, with the
+   * user's first factor, the first set of recovery codes, held in `recoveryCodes` to be shown once.
    */
-  async added(principal: Principal, factorId: string, first: boolean, context: RequestContext): Promise<{ factor: FactorSummary; recoveryCodes?: string[] }> {
-    const userId = principal.user.id;
+  activation(userId: string, first: boolean, context: RequestContext): Activation {
+    const recoveryCodes = first ? newRecoveryCodes() : undefined;
+    const subject = { type: 'user', id: userId } as const;
+    return {
+      recoveryCodes,
+      writes: (factor) => async (trx) => {
+        const events = [this.event({ type: 'mfa.factor_added', userId, subject, details: { method: factor.type, name: factor.name } }, context)];
+        if (recoveryCodes) {
+          await replaceRecoveryCodes(trx, userId, recoveryCodeDigests(recoveryCodes), iso(this.deps.clock.now()));
+          events.push(this.event({ type: 'mfa.recovery_codes_generated', userId, subject }, context));
+        }
+        // The first set comes with a factor, whose notice says enough.
+        await this.deps.events.record(events, userId, 'mfa_factor_added', { factor_name: factor.name }, trx);
+      },
+    };
+  }
+
+  /** The factor an activation added, with the first recovery codes when it brought them. */
+  async added(userId: string, factorId: string, activation: Activation): Promise<{ factor: FactorSummary; recoveryCodes?: string[] }> {
     const factor = (await this.deps.factors.list(userId)).find((f) => f.id === factorId);
     if (!factor) throw notFound();
-    const added = this.event({ type: 'mfa.factor_added', userId, subject: { type: 'user', id: userId }, details: { method: factor.type, name: factor.name } }, context);
-    await this.deps.events.record(added, userId, 'mfa_factor_added', { factor_name: factor.name });
-    return first ? { factor, recoveryCodes: await this.newCodes(principal, context) } : { factor };
+    return activation.recoveryCodes ? { factor, recoveryCodes: activation.recoveryCodes } : { factor };
   }
 
   async rename(principal: Principal, id: string, name: string): Promise<FactorSummary> {
@@ -116,30 +136,26 @@ export class FactorService {
     if (!isUuid(id)) throw notFound();
     const userId = principal.user.id;
     const name = (await this.deps.factors.list(userId)).find((f) => f.id === id)?.name ?? '';
-    const outcome = await this.deps.factors.remove(userId, id, this.deps.config.required);
+    const now = this.deps.clock.now();
+    let ended: string[] = [];
+    const outcome = await this.deps.factors.remove(userId, id, this.deps.config.required, async (trx) => {
+      ended = await revokeAndRecord(trx, userId, iso(now), { except: principal.credentialId }, (revoked) => sessionsEnded(userId, revoked, 'factor_removed', context, now));
+      const removed = this.event({ type: 'mfa.factor_removed', userId, subject: { type: 'user', id: userId }, details: { sessions_ended: ended.length } }, context);
+      await this.deps.events.record(removed, userId, 'mfa_factor_removed', { factor_name: name }, trx);
+    });
     if (outcome === 'absent') throw notFound();
     if (outcome === 'last') throw new ProblemError('conflict', { detail: 'A second factor is required on this server: add another before removing the last.' });
-    const now = this.deps.clock.now();
-    const ended = await this.deps.sessions.revokeOthers(userId, principal.credentialId, iso(now), (revoked) => sessionsEnded(userId, revoked, 'factor_removed', context, now));
-    if (ended.length > 0) await this.deps.feed.committed('session', principal.credentialId);
-    const removed = this.event({ type: 'mfa.factor_removed', userId, subject: { type: 'user', id: userId }, details: { sessions_ended: ended.length } }, context);
-    await this.deps.events.record(removed, userId, 'mfa_factor_removed', { factor_name: name });
+    // Every instance drops the ended sessions from its caches before this returns.
+    if (ended[0] !== undefined) await this.deps.feed.committed('session', ended[0]);
   }
 
-  /** A new set of recovery codes, shown once; the old set stops working. */
+  /** A new set of recovery codes, shown once; the old set stops working in the transaction that records the regeneration. */
   async regenerate(principal: Principal, context: RequestContext): Promise<string[]> {
     await this.deps.stepUp.require(principal, { evenWithoutFactor: true });
-    return this.newCodes(principal, context, true);
-  }
-
-  /** `notify`: a regeneration of its own; the first set comes with a factor, whose notice says enough. */
-  private async newCodes(principal: Principal, context: RequestContext, notify = false): Promise<string[]> {
     const userId = principal.user.id;
     const codes = newRecoveryCodes();
-    await this.deps.recoveryCodes.replace(userId, recoveryCodeDigests(codes), iso(this.deps.clock.now()));
     const event = this.event({ type: 'mfa.recovery_codes_generated', userId, subject: { type: 'user', id: userId } }, context);
-    if (notify) await this.deps.events.record(event, userId, 'mfa_recovery_codes_generated');
-    else await this.deps.audit.record(event);
+    await this.deps.recoveryCodes.replace(userId, recoveryCodeDigests(codes), iso(this.deps.clock.now()), (trx) => this.deps.events.record(event, userId, 'mfa_recovery_codes_generated', {}, trx));
     return codes;
   }
 

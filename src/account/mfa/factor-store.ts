@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Tables } from '../../db/tables.js';
 import { lockOwner } from '../../db/pages.js';
 import { type ChangeTransaction, changeTransaction } from '../../changes/store.js';
@@ -18,6 +18,14 @@ export interface FactorSummary {
 
 export type RemoveOutcome = 'removed' | 'absent' | 'last';
 
+/**
+ * What belongs to a factor change besides the change itself (its audit event and notice, the first
+ * recovery codes, sessions ended): the store runs it in the change's own transaction, so a factor
+ * is never added or removed without its record, nor recorded without the change.
+ */
+export type FactorWrites = (trx: Transaction<Tables>) => Promise<void>;
+export type FactorChangeWrites = (trx: ChangeTransaction) => Promise<void>;
+
 /** SQL for what is common to every kind of factor (contract §12.3, §12.7). */
 export interface FactorStore {
   /** The user's active factors, oldest first. */
@@ -26,8 +34,8 @@ export interface FactorStore {
   hasActive(userId: string): Promise<boolean>;
   /** Renames an active factor of the user; false when there is none by that id. */
   rename(userId: string, id: string, name: string): Promise<boolean>;
-  /** Removes an active factor; with `keepOne` (MFA_REQUIRED) the user's last one stays: 'last'. */
-  remove(userId: string, id: string, keepOne: boolean): Promise<RemoveOutcome>;
+  /** Removes an active factor, with `also` in the same transaction; with `keepOne` (MFA_REQUIRED) the user's last one stays: 'last'. */
+  remove(userId: string, id: string, keepOne: boolean, also?: FactorChangeWrites): Promise<RemoveOutcome>;
   /**
    * The operator's reset: every factor, recovery code, waiting login and lock-out of the user, with
    * what `also` writes (sessions ended, events) in the same transaction. Returns the factors removed.
@@ -70,14 +78,15 @@ export class SqlFactorStore implements FactorStore {
     return result.numUpdatedRows > 0n;
   }
 
-  async remove(userId: string, id: string, keepOne: boolean): Promise<RemoveOutcome> {
-    return this.db.transaction().execute(async (trx) => {
+  async remove(userId: string, id: string, keepOne: boolean, also?: FactorChangeWrites): Promise<RemoveOutcome> {
+    return changeTransaction(this.db, async (trx) => {
       // The user's row lock: two removals at once cannot each see the other factor and remove both.
       if (!(await lockOwner(trx, 'users', userId))) return 'absent';
       const active = trx.selectFrom('mfa_factors').select('id').where('user_id', '=', userId).where('status', '=', 'active');
       if (!(await active.where('id', '=', id).executeTakeFirst())) return 'absent';
       if (keepOne && !(await active.where('id', '!=', id).limit(1).executeTakeFirst())) return 'last';
       await trx.deleteFrom('mfa_factors').where('id', '=', id).execute();
+      await also?.(trx);
       return 'removed';
     });
   }

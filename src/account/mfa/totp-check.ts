@@ -1,6 +1,7 @@
 import { matchingStep, normalizeTotpCode } from './totp.js';
 import type { TotpSecrets } from './totp-secrets.js';
 import type { ConfirmOutcome, TotpFactor, TotpStore } from './totp-store.js';
+import type { FactorWrites } from './factor-store.js';
 
 /**
  * Why a code was refused, for the audit log only: every refusal is the same `invalid_credentials`
@@ -55,14 +56,14 @@ export type TotpConfirmation = ConfirmOutcome | 'malformed' | 'mismatch';
 /**
  * Confirms a pending TOTP factor with its first code: the code's step becomes the factor's last
  * accepted step, so the confirming code cannot log in afterwards. `max` is the per-user cap of
- * active TOTP factors (contract §12.3: 10).
+ * active TOTP factors (contract §12.3: 10); `also` gives what the confirmation writes in its transaction.
  */
-export async function confirmTotp(deps: TotpDeps, userId: string, factorId: string, input: string, name: string | null, nowMs: number, max: number): Promise<TotpConfirmation> {
+export async function confirmTotp(deps: TotpDeps, userId: string, factorId: string, input: string, name: string | null, nowMs: number, max: number, also?: (factor: { readonly name: string }) => FactorWrites): Promise<TotpConfirmation> {
   const code = normalizeTotpCode(input);
   if (code === null) return 'malformed';
   const factor = await deps.store.find(userId, factorId, iso(nowMs));
   if (factor?.status !== 'pending') return 'gone';
   const match = findMatch(deps, [factor], code, nowMs);
   if (!match) return 'mismatch';
-  return deps.store.confirm(userId, factorId, match.step, name, iso(nowMs), max);
+  return deps.store.confirm(userId, factorId, match.step, name, iso(nowMs), max, also?.({ name: name ?? factor.name }));
 }

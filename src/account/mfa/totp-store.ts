@@ -2,6 +2,7 @@ import { type Kysely, type Selectable, sql } from 'kysely';
 import type { MfaFactorsTable } from '../../db/mfa-tables.js';
 import type { Tables } from '../../db/tables.js';
 import { fewerThan, lockOwner } from '../../db/pages.js';
+import type { FactorWrites } from './factor-store.js';
 
 /** A TOTP factor with its sealed secret: only the TOTP check reads it, never an answer. */
 export interface TotpFactor {
@@ -39,7 +40,7 @@ export interface TotpStore {
    * 'gone' when it is not pending any more (expired, replaced, confirmed meanwhile), 'cap' when the
    * user already has `max` active TOTP factors.
    */
-  confirm(userId: string, id: string, step: number, name: string | null, at: string, max: number): Promise<ConfirmOutcome>;
+  confirm(userId: string, id: string, step: number, name: string | null, at: string, max: number, also?: FactorWrites): Promise<ConfirmOutcome>;
   /**
    * Records `step` as accepted, in one compare-and-set statement: true only when it is later than
    * the stored last step, so of two uses of one code exactly one succeeds (RFC 6238 §5.2).
@@ -117,7 +118,7 @@ export class SqlTotpStore implements TotpStore {
     return rows.map(toFactor);
   }
 
-  async confirm(userId: string, id: string, step: number, name: string | null, at: string, max: number): Promise<ConfirmOutcome> {
+  async confirm(userId: string, id: string, step: number, name: string | null, at: string, max: number, also?: FactorWrites): Promise<ConfirmOutcome> {
     return this.db.transaction().execute(async (trx) => {
       // The user's row lock serialises confirmations and additions, so the cap holds under parallel ones.
       if (!(await lockOwner(trx, 'users', userId))) return 'gone';
@@ -132,7 +133,9 @@ export class SqlTotpStore implements TotpStore {
         .where('status', '=', 'pending')
         .where('pending_until', '>', at)
         .executeTakeFirst();
-      return result.numUpdatedRows > 0n ? 'confirmed' : 'gone';
+      if (result.numUpdatedRows === 0n) return 'gone';
+      await also?.(trx);
+      return 'confirmed';
     });
   }
 

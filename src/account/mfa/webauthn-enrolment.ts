@@ -70,10 +70,11 @@ export class WebAuthnEnrolment {
     if (!verified) throw refused();
     const first = !(await this.deps.factors.hasActive(userId));
     const id = randomUUID();
-    const outcome = await this.deps.credentials.insert({ ...verified, id, userId, name: label, createdAt: iso(now) }, MAX_WEBAUTHN);
+    const activation = this.deps.factorService.activation(userId, first, context);
+    const outcome = await this.deps.credentials.insert({ ...verified, id, userId, name: label, createdAt: iso(now) }, MAX_WEBAUTHN, activation.writes({ type: 'webauthn', name: label }));
     if (outcome === 'duplicate') throw conflict('This credential is registered already.', 'credential');
     if (outcome === 'cap') throw conflict(`At most ${MAX_WEBAUTHN} passkeys and security keys per account.`);
     if (outcome === 'gone') throw notFound();
-    return this.deps.factorService.added(principal, id, first, context);
+    return this.deps.factorService.added(userId, id, activation);
   }
 }

@@ -3,6 +3,7 @@ import type { MfaFactorsTable } from '../../db/mfa-tables.js';
 import type { Tables } from '../../db/tables.js';
 import { isUniqueViolation } from '../../db/dialect.js';
 import { fewerThan, lockOwner } from '../../db/pages.js';
+import type { FactorWrites } from './factor-store.js';
 
 /** A registered WebAuthn credential (contract §12.3). The public key never leaves the service. */
 export interface WebAuthnCredential {
@@ -42,9 +43,9 @@ export interface AssertionUse {
 export interface WebAuthnStore {
   /**
    * Registers a credential: 'duplicate' when its credential id is registered already (to anyone),
-   * 'cap' when the user has `max` credentials, 'gone' when the user is.
+   * 'cap' when the user has `max` credentials, 'gone' when the user is; `also` runs in the same transaction.
    */
-  insert(credential: NewWebAuthnCredential, max: number): Promise<InsertOutcome>;
+  insert(credential: NewWebAuthnCredential, max: number, also?: FactorWrites): Promise<InsertOutcome>;
   findByCredentialId(credentialId: string): Promise<WebAuthnCredential | undefined>;
   /** The user's credentials, oldest first (allowCredentials, excludeCredentials). */
   listForUser(userId: string): Promise<WebAuthnCredential[]>;
@@ -80,7 +81,7 @@ const toCredential = (row: Selectable<MfaFactorsTable>): WebAuthnCredential => (
 export class SqlWebAuthnStore implements WebAuthnStore {
   constructor(private readonly db: Kysely<Tables>) {}
 
-  async insert(c: NewWebAuthnCredential, max: number): Promise<InsertOutcome> {
+  async insert(c: NewWebAuthnCredential, max: number, also?: FactorWrites): Promise<InsertOutcome> {
     try {
       return await this.db.transaction().execute(async (trx) => {
         // The user's row lock serialises additions, so the cap holds under parallel registrations.
@@ -106,6 +107,7 @@ export class SqlWebAuthnStore implements WebAuthnStore {
             user_verified: flag(c.userVerified),
           })
           .execute();
+        await also?.(trx);
         return 'inserted' as const;
       });
     } catch (error) {

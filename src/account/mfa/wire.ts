@@ -91,7 +91,7 @@ export async function createMfa({ db, config, users, audit, clock, hasher, sessi
   const assertions = new WebAuthnAssertions({ rp: config.webauthn, challenges, credentials, mfaUsers, audit, clock });
   const secondFactor = new SecondFactor({ totp, recoveryCodes, lockout: new SqlLockoutStore(db), webauthn: assertions, audit, events, clock, count });
   const stepUp = new StepUp({ factors, clock, maxAgeS: config.reauthMaxAgeS, allUsers: config.stepUpAllUsers });
-  const factorService = new FactorService({ config, factors, totp, recoveryCodes, requirement, secondFactor, stepUp, sessions, feed, audit, events, clock });
+  const factorService = new FactorService({ config, factors, totp, recoveryCodes, requirement, secondFactor, stepUp, feed, events, clock });
   return {
     factors: factorService,
     webauthn: new WebAuthnEnrolment({ rp: config.webauthn, assertions, challenges, credentials, mfaUsers, factors, factorService, stepUp, clock }),
