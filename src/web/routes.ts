@@ -10,6 +10,11 @@ export const PUBLIC_DIR = fileURLToPath(packageFile('dist/public/'));
 
 /** The page's address; `/` redirects here. */
 export const PAGE_PATH = '/developers';
+/**
+ * The same page at the address a CLI prints for approving its device request (contract §13.7,
+ * RFC 8628 §3.2 `verification_uri`); the page shows its device screen there.
+ */
+export const DEVICE_PAGE_PATH = '/device';
 
 /**
  * The page's own scripts and styles and nothing else: no inline script or style, no other origin,
@@ -115,12 +120,13 @@ export function developersPage(app: FastifyInstance, settings: PageSettings, dir
   const assets = loadAssets(dir);
   if (assets === null) {
     app.log.warn({ dir }, 'Developers page not built: run npm run build');
-    app.get(PAGE_PATH, hide, (_request, reply) => reply.code(503).type('text/html; charset=utf-8').send(NOT_BUILT));
+    for (const path of [PAGE_PATH, DEVICE_PAGE_PATH]) app.get(path, hide, (_request, reply) => reply.code(503).type('text/html; charset=utf-8').send(NOT_BUILT));
     return;
   }
   for (const [path, file] of assets) {
     const html = path === 'index.html';
     const asset = html ? withSettings(file, settings) : file;
-    app.get(html ? PAGE_PATH : `${PAGE_PATH}/${path}`, hide, (request, reply) => sendAsset(request, reply, asset, html));
+    // The HTML at both addresses, with the same CSP and headers; its scripts load from /developers/ at either.
+    for (const url of html ? [PAGE_PATH, DEVICE_PAGE_PATH] : [`${PAGE_PATH}/${path}`]) app.get(url, hide, (request, reply) => sendAsset(request, reply, asset, html));
   }
 }

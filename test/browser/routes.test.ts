@@ -72,6 +72,26 @@ describe('Developers page routes', () => {
     expect(on.body).toBe('<!doctype html><meta name="rz-auth-mfa-required" content="off"><meta name="rz-auth-passkeys" content="on"><title>x</title>');
   });
 
+  it('serves the same page at /device (contract §13.7) with the page CSP, its settings and its ETag; 503 there too without a build', async () => {
+    const html = '<!doctype html><meta name="rz-auth-mail" content="off"><title>x</title>';
+    const app = await appServing({ 'index.html': html, 'main.js': 'export {};' }, { mail: true, mfaRequired: false, passkeys: false });
+    const developers = await app.inject({ method: 'GET', url: '/developers' });
+    const device = await app.inject({ method: 'GET', url: '/device?user_code=WDJB-MJHT' });
+    expect(device.statusCode).toBe(200);
+    expect(device.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(device.headers['content-security-policy']).toBe(PAGE_CSP);
+    expect(device.headers['cross-origin-opener-policy']).toBe('same-origin');
+    expect(device.headers['cache-control']).toBe('no-cache');
+    expect(device.body).toBe(developers.body);
+    expect(device.headers.etag).toBe(developers.headers.etag);
+    expect((await app.inject({ method: 'GET', url: '/device', headers: { 'if-none-match': String(device.headers.etag) } })).statusCode).toBe(304);
+    // Only the HTML: the scripts stay under /developers/.
+    expect((await app.inject({ method: 'GET', url: '/device/main.js' })).statusCode).toBe(404);
+    const unbuilt = await (await appServing(null)).inject({ method: 'GET', url: '/device' });
+    expect(unbuilt.statusCode).toBe(503);
+    expect(unbuilt.body).toContain('npm run build');
+  });
+
   it('redirects / and /developers/ to /developers', async () => {
     const app = await appServing({ 'index.html': '<!doctype html>' });
     const root = await app.inject({ method: 'GET', url: '/' });

@@ -120,17 +120,20 @@ function urlOf(template: string, path: object | undefined, query: object | undef
   return `${fill(template, path as Record<string, string> | undefined)}${text === '' ? '' : `?${text}`}`;
 }
 
-/** One API call, typed by its path and method from the document: the modules beside this one build their calls on it. */
-export async function call<M extends Method, P extends PathOf<M>>(method: M, path: P, token: string | null, init: Init<Operation<P, M>>): Promise<Success<Operation<P, M>>> {
+/**
+ * One request to the API: JSON in and out, the token in the Authorization header only. Untyped:
+ * {@link call} types it from the document; api-device.ts sends the routes the document lacks yet.
+ */
+export async function send(method: string, url: string, token: string | null, body: unknown): Promise<unknown> {
   const headers: Record<string, string> = { accept: 'application/json' };
-  if (init.body !== undefined) headers['content-type'] = 'application/json';
+  if (body !== undefined) headers['content-type'] = 'application/json';
   if (token !== null) headers.authorization = `Bearer ${token}`;
   let response: Response;
   try {
-    response = await fetch(urlOf(path, init.path, init.query ?? undefined), {
-      method: method.toUpperCase(),
+    response = await fetch(url, {
+      method,
       headers,
-      body: init.body === undefined ? null : JSON.stringify(init.body),
+      body: body === undefined ? null : JSON.stringify(body),
       // Responses carry credentials or per-user data: never from or into a cache.
       cache: 'no-store',
       credentials: 'omit',
@@ -140,8 +143,13 @@ export async function call<M extends Method, P extends PathOf<M>>(method: M, pat
     throw new ApiError(0, 'network', '', [], null, null);
   }
   if (!response.ok) throw await toApiError(response);
-  if (response.status === 204) return undefined as Success<Operation<P, M>>;
-  return (await response.json()) as Success<Operation<P, M>>;
+  if (response.status === 204) return undefined;
+  return (await response.json()) as unknown;
+}
+
+/** One API call, typed by its path and method from the document: the modules beside this one build their calls on it. */
+export async function call<M extends Method, P extends PathOf<M>>(method: M, path: P, token: string | null, init: Init<Operation<P, M>>): Promise<Success<Operation<P, M>>> {
+  return (await send(method.toUpperCase(), urlOf(path, init.path, init.query ?? undefined), token, init.body)) as Success<Operation<P, M>>;
 }
 
 type Input<Op extends keyof operations> = RequestBody<Op>;

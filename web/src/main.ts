@@ -2,12 +2,14 @@ import * as api from './api.js';
 import { mailOn } from './api-email.js';
 import { byId, focusHeading } from './dom.js';
 import { takeLink, type EmailLink } from './links.js';
+import { takeCodeFromQuery } from './user-code.js';
 import { clearNotices, notify } from './notices.js';
 import { reauthenticate } from './reauth-dialog.js';
 import { currentSession, endSession, onSessionEnded, onStepUp, restoreSession, startSession } from './session.js';
 import { accountView } from './views/account.js';
 import { appsView } from './views/apps.js';
 import { forgotView, loginView, signupView } from './views/auth.js';
+import { deviceView, DEVICE_LOGIN_LEDE, DEVICE_PATH } from './views/device.js';
 import { confirmView, resetView } from './views/email-links.js';
 import { securityLogView } from './views/security-log.js';
 import { tokensView } from './views/tokens.js';
@@ -21,6 +23,7 @@ import { webhooksView } from './views/webhooks.js';
  * #account, #login, #signup, #forgot), which never carries anything secret; the user token lives in
  * session.ts only. The one exception, a mail's link (#reset=<token>...), is taken out of the address
  * bar by links.ts before anything else happens, and its screen shown until the person moves on.
+ * The same page served at /device (contract §13.7) shows the device screen instead of the fragment's.
  */
 
 const main = byId('main', HTMLElement);
@@ -41,6 +44,7 @@ function hideBanners(): void {
 }
 
 const route = (): string => location.hash.replace(/^#\/?/, '');
+const onDevicePage = location.pathname === DEVICE_PATH;
 /** The screens of a signed-in person; the first is where an unknown fragment leads. */
 const SCREENS = ['tokens', 'apps', 'security', 'webhooks', 'account'] as const;
 const screenOf = (name: string): (typeof SCREENS)[number] => SCREENS.find((s) => s === name) ?? 'tokens';
@@ -75,7 +79,18 @@ function signedOutView(): View {
   const screen = route();
   if (screen === 'signup') return signupView(signedIn);
   if (screen === 'forgot' && mailOn()) return forgotView();
-  return loginView(signedIn);
+  return onDevicePage ? loginView(signedIn, DEVICE_LOGIN_LEDE) : loginView(signedIn);
+}
+
+/** A signed-in person's screen: the device screen at /device, else the fragment's, marked in the nav. */
+function signedInView(user: api.User): View {
+  if (onDevicePage) return deviceView();
+  const screen = screenOf(route());
+  for (const link of nav.querySelectorAll('a')) {
+    if (link.getAttribute('href') === `#${screen}`) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+  return viewOf(screen, user);
 }
 
 function render(focus: boolean): void {
@@ -89,12 +104,7 @@ function render(focus: boolean): void {
     view = signedOutView();
   } else {
     who.textContent = session.user.username;
-    const screen = screenOf(route());
-    view = viewOf(screen, session.user);
-    for (const link of nav.querySelectorAll('a')) {
-      if (link.getAttribute('href') === `#${screen}`) link.setAttribute('aria-current', 'page');
-      else link.removeAttribute('aria-current');
-    }
+    view = signedInView(session.user);
   }
   viewRoot.replaceChildren(view.element);
   document.title = `${view.heading.textContent ?? ''} · rz-auth Developers`;
@@ -112,7 +122,13 @@ function signedIn(grant: api.SessionGrant): void {
   startSession(grant);
   clearNotices();
   refreshBanners();
-  navigate(screenOf(route()));
+  if (!onDevicePage) {
+    navigate(screenOf(route()));
+    return;
+  }
+  // Back at /device (without #signup, say) with the kept code in its field.
+  history.replaceState(history.state, '', DEVICE_PATH);
+  render(true);
 }
 
 /** Every session of the account ended with the reset, this tab's too if it was the same account. */
@@ -186,8 +202,13 @@ byId('skip-link', HTMLAnchorElement).addEventListener('click', (event) => {
   main.focus();
 });
 
-// Before any request: the token leaves the address bar first.
+// Before any request: the token leaves the address bar first, and so does a device's code.
 const opened = takeLink();
+if (onDevicePage) {
+  takeCodeFromQuery();
+  // The screens' links in the header lead back to the Developers page from here.
+  for (const link of document.querySelectorAll<HTMLAnchorElement>('header a[href^="#"]')) link.setAttribute('href', `/developers${link.getAttribute('href') ?? ''}`);
+}
 if (restoreSession() !== null) refreshBanners();
 linkScreen = opened === null ? null : linkView(opened);
 render(false);

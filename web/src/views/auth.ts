@@ -19,11 +19,12 @@ function recoveryNotice(left: number): void {
 
 /**
  * Email and password, then, for an account with a second factor, its code in the same card
- * (views/second-factor.ts); on success the caller starts the session.
+ * (views/second-factor.ts); on success the caller starts the session. `intro` says what the
+ * login is for when it is not the page itself (the /device screen).
  */
-export function loginView(onGrant: (grant: api.SessionGrant) => void): View {
+export function loginView(onGrant: (grant: api.SessionGrant) => void, intro = LOGIN_LEDE): View {
   const heading = h('h1', { id: 'login-heading' }, 'Log in');
-  const lede = h('p', { class: 'lede' }, LOGIN_LEDE);
+  const lede = h('p', { class: 'lede' }, intro);
   // `webauthn` lets the browser offer passkeys in this field's autofill (WebAuthn §5.1.4).
   const email = textField({ label: 'Email', name: 'email', type: 'email', autocomplete: 'username webauthn', required: true, spellcheck: false });
   const password = textField({ label: 'Password', name: 'password', type: 'password', autocomplete: 'current-password', required: true });
@@ -38,7 +39,7 @@ export function loginView(onGrant: (grant: api.SessionGrant) => void): View {
   const card = h('div', { class: 'card auth-card' }, heading, lede, form, passkey.button);
   const restart = (reason: string | null) => {
     heading.textContent = 'Log in';
-    lede.textContent = LOGIN_LEDE;
+    lede.textContent = intro;
     password.control.value = '';
     card.replaceChildren(heading, lede, form, passkey.button);
     if (reason !== null) controller.showAlert(reason);
