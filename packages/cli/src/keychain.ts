@@ -36,15 +36,20 @@ export async function loadNapiKeychain(): Promise<Keychain | null> {
 }
 
 /**
- * Why the keychain does not work for this host (null when it does): a read of the host's own item, which changes
- * nothing. Used before a login starts, so a login that could not store its token never begins.
+ * Why the keychain cannot hold this host's token (null when it can). A read is not enough: with no
+ * Secret Service, Linux reads of a missing item succeed while every write is refused. So a probe
+ * item (account `probe`, beside the real one) is written and deleted before a login starts, and a
+ * login that could not store its token never begins.
  */
 export async function keychainProblem(keychain: Keychain | null, host: string): Promise<string | null> {
   if (keychain === null) return 'the keychain binding @napi-rs/keyring is not installed';
   try {
-    await keychain.get(keychainService(host), KEYCHAIN_ACCOUNT);
+    await keychain.set(keychainService(host), PROBE_ACCOUNT, 'probe');
+    await keychain.delete(keychainService(host), PROBE_ACCOUNT);
     return null;
   } catch (err) {
     return err instanceof Error ? err.message : String(err);
   }
 }
+
+const PROBE_ACCOUNT = 'probe';
