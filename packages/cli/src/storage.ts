@@ -112,9 +112,14 @@ async function dropFileToken(deps: Deps, host: string): Promise<boolean> {
 
 /** Deletes the host's token from the keychain and the file, and its metadata. */
 export async function forgetLogin(deps: Deps, host: string, keychain: Keychain | null): Promise<void> {
-  if (keychain !== null) await keychain.delete(keychainService(host), KEYCHAIN_ACCOUNT).catch(() => false);
-  await dropFileToken(deps, host);
   const hosts = await readHosts(deps);
+  try {
+    if (keychain !== null) await keychain.delete(keychainService(host), KEYCHAIN_ACCOUNT);
+  } catch (err) {
+    // A keychain that cannot be reached only matters when the token was put there.
+    if (hosts.hosts[host]?.storage === 'keychain') throw new CliError(`Could not delete the token from the keychain: ${(err as Error).message}`);
+  }
+  await dropFileToken(deps, host);
   if (hosts.hosts[host] === undefined && hosts.default_host !== host) return;
   const rest = Object.fromEntries(Object.entries(hosts.hosts).filter(([name]) => name !== host));
   const remaining = Object.keys(rest)[0];

@@ -8,7 +8,7 @@ import type { Keychain } from '../src/keychain.js';
 /** A keychain double: a map, or one that fails like a machine without a Secret Service. */
 export class MemoryKeychain implements Keychain {
   readonly items = new Map<string, string>();
-  constructor(private readonly broken = false) {}
+  constructor(public broken = false) {}
   private check(): void {
     if (this.broken) throw new Error("Couldn't access platform storage: AccessDenied");
   }

@@ -33,6 +33,14 @@ describe('rz logout', () => {
     expect(await h.run('auth', 'token')).toBe(2);
   });
 
+  it('a keychain that stopped answering is reported (exit 1) and the login is kept, not silently dropped', async () => {
+    await loggedIn();
+    (h.keychain as MemoryKeychain).broken = true;
+    expect(await h.run('logout')).toBe(1);
+    expect(h.stderr()).toContain('Could not delete the token from the keychain');
+    expect(JSON.parse(readFileSync(join(h.configDir, 'hosts.json'), 'utf8')).hosts[stub.origin].storage).toBe('keychain');
+  });
+
   it('file storage: the token leaves credentials.json too', async () => {
     await loggedIn({}, true);
     expect(await h.run('logout', '--host', stub.origin)).toBe(0);
