@@ -105,10 +105,11 @@ const healthz = async (url: string) => (await fetch(`${url}/healthz`, { signal: 
 
 /**
  * Starts `node <args>` from the repository root with {@link childEnv}(env) and PORT set to a free
- * loopback port, and resolves once `options.ready` answers true.
+ * loopback port (unless env gives one), and resolves once `options.ready` answers true.
  */
 export async function spawnNode(args: readonly string[], env: Record<string, string>, options: SpawnOptions = {}): Promise<ServerProcess> {
-  const port = await freePort();
+  // A test that must know the address first (PUBLIC_URL names it) picks the port itself.
+  const port = env.PORT === undefined ? await freePort() : Number(env.PORT);
   const stdio = ['ignore', options.discardStdout ? 'ignore' : 'pipe', 'pipe'] as const;
   const child = spawn(process.execPath, [...args], { cwd: ROOT, env: childEnv({ ...env, PORT: String(port) }), stdio: [...stdio] });
   let output = '';
