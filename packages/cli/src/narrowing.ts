@@ -3,21 +3,27 @@ import { usageError } from './errors.js';
 
 /** The options that narrow a child, shared by `rz token derive` and `rz token attenuate` (contract §14.7). */
 export const NARROWING = {
-  ttl: { type: 'string' },
+  // Taken as lists so that a repeated --ttl, --label or --rate is refused, not silently the last one.
+  ttl: { type: 'string', multiple: true },
   scopes: { type: 'string', multiple: true },
   aud: { type: 'string', multiple: true },
   cidr: { type: 'string', multiple: true },
-  label: { type: 'string' },
-  rate: { type: 'string' },
+  label: { type: 'string', multiple: true },
+  rate: { type: 'string', multiple: true },
 } as const;
 
 export interface NarrowingValues {
-  ttl?: string | undefined;
+  ttl?: string[] | undefined;
   scopes?: string[] | undefined;
   aud?: string[] | undefined;
   cidr?: string[] | undefined;
-  label?: string | undefined;
-  rate?: string | undefined;
+  label?: string[] | undefined;
+  rate?: string[] | undefined;
+}
+
+function once(flag: string, values: readonly string[] | undefined): string | undefined {
+  if (values !== undefined && values.length > 1) throw usageError(`--${flag} is given once (attenuate the child again to add another)`);
+  return values?.[0];
 }
 
 const UNIT_S: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86_400 };
@@ -49,8 +55,11 @@ function listOf(flag: string, values: readonly string[] | undefined): string[] |
 
 /** The restrictions the options ask for; their grammar and bounds are the token package's to check. */
 export function restrictionsOf(v: NarrowingValues): Restrictions {
-  const ttl = v.ttl === undefined ? undefined : durationSeconds(v.ttl);
-  if (ttl === null) throw usageError(`--ttl is a duration such as 90s, 15m, 2h, 7d, or seconds (got ${JSON.stringify(v.ttl)})`);
+  const ttlText = once('ttl', v.ttl);
+  const label = once('label', v.label);
+  const rate = once('rate', v.rate);
+  const ttl = ttlText === undefined ? undefined : durationSeconds(ttlText);
+  if (ttl === null) throw usageError(`--ttl is a duration such as 90s, 15m, 2h, 7d, or seconds (got ${JSON.stringify(ttlText)})`);
   const scopes = listOf('scopes', v.scopes);
   const aud = listOf('aud', v.aud);
   const cidrs = listOf('cidr', v.cidr);
@@ -59,8 +68,8 @@ export function restrictionsOf(v: NarrowingValues): Restrictions {
     ...(scopes === undefined ? {} : { scopes }),
     ...(aud === undefined ? {} : { aud }),
     ...(cidrs === undefined ? {} : { cidrs }),
-    ...(v.label === undefined ? {} : { label: v.label }),
-    ...(v.rate === undefined ? {} : { rl: rateOf(v.rate) }),
+    ...(label === undefined ? {} : { label }),
+    ...(rate === undefined ? {} : { rl: rateOf(rate) }),
   };
 }
 

@@ -130,6 +130,9 @@ describe('rz token derive: option values', () => {
       [['--label', 'bell\u0007'], '--label must be'],
       [['--label', ''], '--label must be'],
       [['--frobnicate'], "Unknown option '--frobnicate'"],
+      [['--label', 'a', '--label', 'b'], '--label is given once'],
+      [['--ttl', '2h'], '--ttl is given once'],
+      [['--rate', '1/1s', '--rate', '2/1s'], '--rate is given once'],
     ];
     for (const [extra, message] of cases) {
       expect(await refused(derive('--ttl', '1h', ...extra), { env: { RZ_TOKEN: PARENT } })).toMatchObject({ code: 2, stderr: expect.stringContaining(message) });
