@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { Deps } from './deps.js';
 import { usageError } from './errors.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -17,8 +18,9 @@ export const COMMON = {
  */
 function refuseTokenOnArgv(argv: readonly string[]): void {
   for (const arg of argv) {
-    if (/^--?(token|password|secret)(=|$)/i.test(arg) || /^(rz|rza|rzd)_/.test(arg)) {
-      throw usageError('A token is never read from the command line (other users can see it). Pipe it in: rz login --with-token < token.txt');
+    // A token as an argument, or as the value of `--option=value`.
+    if (/^--?(token|password|secret)(=|$)/i.test(arg) || /^(--?[^=]*=)?(rz|rza|rzd)_/.test(arg)) {
+      throw usageError('A token is never read from the command line (other users can see it). Pipe it in on stdin: rz login --with-token < token.txt, rz token derive --stdin, rz token attenuate');
     }
   }
 }
@@ -31,4 +33,11 @@ export function parse<T extends Options>(argv: readonly string[], options: T): R
   } catch (err) {
     throw usageError(err instanceof Error ? err.message : String(err));
   }
+}
+
+/** The token piped in, trimmed; an empty stdin is a usage error. Whether it is a token is the caller's to judge. */
+export async function tokenFromStdin(deps: Pick<Deps, 'readStdin'>, example: string): Promise<string> {
+  const text = (await deps.readStdin()).trim();
+  if (text === '') throw usageError(`No token on stdin: ${example}`);
+  return text;
 }

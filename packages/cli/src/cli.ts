@@ -3,21 +3,9 @@ import type { Deps } from './deps.js';
 import { CliError, EXIT, type ExitCode } from './errors.js';
 import { login } from './login.js';
 import { logout } from './logout.js';
+import { token } from './token.js';
+import { USAGE } from './usage.js';
 import { VERSION } from './version.js';
-
-const USAGE = `rz ${VERSION}: log in to rz-auth from a terminal
-
-Usage:
-  rz login [--host URL] [--scopes a,b] [--device-name N] [--no-browser] [--insecure-storage]
-  rz login --with-token [--host URL] [--insecure-storage]    (token on stdin)
-  rz logout [--host URL]
-  rz auth status [--host URL] [--json]
-  rz auth token [--host URL]
-
-Every command takes --debug (requests and answers on stderr, tokens redacted).
-Environment: RZ_HOST, RZ_TOKEN, RZ_INSECURE_STORAGE=1. Exit codes: 0 ok, 1 error, 2 usage,
-3 denied, expired or unauthorised, 4 network.
-`;
 
 /** Runs one command line; every outcome is an exit code, every message goes to stderr. */
 export async function run(argv: readonly string[], deps: Deps): Promise<ExitCode> {
@@ -26,6 +14,7 @@ export async function run(argv: readonly string[], deps: Deps): Promise<ExitCode
     if (command === 'login') await login(rest, deps);
     else if (command === 'logout') await logout(rest, deps);
     else if (command === 'auth') await auth(rest, deps);
+    else if (command === 'token') await token(rest, deps);
     else if (command === '--version' || command === 'version') deps.stdout(`${VERSION}\n`);
     else if (command === undefined || command === '--help' || command === '-h' || command === 'help') deps.stdout(USAGE);
     else {

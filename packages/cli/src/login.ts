@@ -1,4 +1,4 @@
-import { COMMON, parse } from './args.js';
+import { COMMON, parse, tokenFromStdin } from './args.js';
 import { canOpenBrowser } from './browser.js';
 import type { Deps } from './deps.js';
 import { CliError, usageError } from './errors.js';
@@ -30,7 +30,7 @@ export async function login(argv: readonly string[], deps: Deps): Promise<void> 
   const storage = await chooseStorage(deps, host, keychain, v['insecure-storage'] === true || deps.env.RZ_INSECURE_STORAGE === '1');
   const http = createHttp(deps, v.debug === true);
   const token = v['with-token'] === true
-    ? await tokenFromStdin(deps)
+    ? await pipedToken(deps)
     : await deviceLogin(http, deps, host, { scopes: v.scopes, deviceName: v['device-name'], noBrowser: v['no-browser'] === true });
   const me = await whoAmI(http, host, token, deps.signal);
   const record: HostRecord = { ...me, storage };
@@ -57,9 +57,8 @@ async function chooseStorage(deps: Deps, host: string, keychain: Keychain | null
   return 'file';
 }
 
-async function tokenFromStdin(deps: Deps): Promise<string> {
-  const token = (await deps.readStdin()).trim();
-  if (token === '') throw usageError('No token on stdin: rz login --with-token < token.txt');
+async function pipedToken(deps: Deps): Promise<string> {
+  const token = await tokenFromStdin(deps, 'rz login --with-token < token.txt');
   if (!/^(rz|rza|rzd)_[A-Za-z0-9_-]{1,4096}$/.test(token)) throw usageError('stdin does not hold an rz_, rza_ or rzd_ token');
   return token;
 }

@@ -7,6 +7,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { KEYCHAIN_ACCOUNT, keychainProblem, loadNapiKeychain } from '../src/keychain.js';
 import { harness } from './harness.js';
 import { startStub, STUB_TOKEN, type Stub } from './stub-server.js';
+import { madeFrom, PARENT } from './token-fixtures.js';
 
 /** The built binary as a user runs it: real process, real signals, the real keychain binding. */
 
@@ -120,6 +121,32 @@ describe('rz as a child process', () => {
     expect(stopped.code).toBe(1);
     expect(stopped.stderr).toContain('Stopped; nothing was stored.');
     expect(existsSync(join(home, 'config', 'rz'))).toBe(false);
+  });
+});
+
+describe('rz token as a child process', () => {
+  it('derive from RZ_TOKEN | attenuate | inspect --json: tokens on stdout only, exit codes 0, 2 and 1', async () => {
+    freshHome();
+    const derived = await rz(['token', 'derive', '--ttl', '15m', '--scopes', 'games:publish', '--aud', 'publishing-api,scoreboard', '--label', 'ci run 7', '--debug'], { env: { RZ_TOKEN: PARENT } });
+    expect(derived.code).toBe(0);
+    expect(derived.stdout).toMatch(/^rzd_[A-Za-z0-9_-]+\n$/);
+    const child = derived.stdout.trimEnd();
+    expect(madeFrom(child, PARENT)).toBe(true);
+    expect(derived.stderr).toContain('debug: child ');
+    expect(derived.stderr).not.toContain(PARENT.slice(3));
+    const narrower = await rz(['token', 'attenuate', '--ttl', '60', '--aud', 'scoreboard'], { input: derived.stdout });
+    expect(narrower).toMatchObject({ code: 0, stderr: '' });
+    const inspected = await rz(['token', 'inspect', '--json'], { input: narrower.stdout });
+    expect(inspected.code).toBe(0);
+    const report = JSON.parse(inspected.stdout);
+    expect(report).toMatchObject({ verified: false, scopes: ['games:publish'], aud: ['scoreboard'], labels: ['ci run 7'] });
+    expect(report.caveats).toHaveLength(7);
+    const onArgv = await rz(['token', 'attenuate', '--ttl', '60', child]);
+    expect(onArgv.code).toBe(2);
+    expect(onArgv.stdout + onArgv.stderr).not.toContain(child.slice(4, 40));
+    const malformed = await rz(['token', 'derive', '--stdin', '--ttl', '15m'], { input: `${PARENT}x` });
+    expect(malformed).toMatchObject({ code: 1, stdout: '' });
+    expect(malformed.stderr).not.toContain(PARENT.slice(3));
   });
 });
 
