@@ -175,12 +175,30 @@ describe(`traces (${onServices ? 'PostgreSQL + Redis' : 'SQLite'})`, () => {
     expect(span?.parentSpanContext).toMatchObject({ traceId, spanId: parent, isRemote: true });
   });
 
+  it('a request its caller did not sample leaves no span at all: no server span, and no orphan child (password, store) as a trace of its own', async () => {
+    const traceId = randomBytes(16).toString('hex');
+    const before = spans().length;
+    const body = JSON.stringify({ email, password });
+    const head = `POST /api/auth/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\ntraceparent: 00-${traceId}-${randomBytes(8).toString('hex')}-00`;
+    const res = await rawRequest(server.port, head, body);
+    expect(res.status).toBe(200);
+    // Positive control: the same login sampled makes its spans (a server span and a password check).
+    expect((await call('POST', '/api/auth/login', { body: { email, password } })).status).toBe(200);
+    await ended('rz.password.verify', 3);
+    await ended('POST /api/auth/login', 3);
+    const made = spans().slice(before);
+    expect(made.filter((s) => s.spanContext().traceId === traceId)).toEqual([]);
+    expect(made.filter((s) => s.name === 'rz.password.verify').map((s) => serverOf(s)?.name)).toEqual(['POST /api/auth/login']);
+    // Webhook dispatches and deliveries are traces of their own by design (linked, not children).
+    expect(made.filter((s) => serverOf(s) === undefined && s.kind !== SpanKind.SERVER && !s.name.startsWith('rz.webhook.')).map((s) => s.name)).toEqual([]);
+  });
+
   it('log lines carry trace_id and span_id while a span is active, and nothing outside one', async () => {
     const lines: string[] = [];
     const stream = new Writable({ write: (chunk: Buffer, _e, done) => (lines.push(chunk.toString()), done()) });
     const options = loggerOptions('info', stream, tracing);
     const log = pino(options as object, stream);
-    const ids = await tracing.inSpan('test.work', {}, async () => {
+    const ids = await tracing.inSpan('test.work', { root: true }, async () => {
       log.info({ request_id: 'a' }, 'inside');
       return tracing.activeLink();
     });

@@ -15,7 +15,7 @@ const EMAIL = /[^\s@/?#&=]+@[^\s@/?#&=]+/g;
 const ALLOWED = new Set([
   'http.request.method', 'http.request.method_original', 'http.response.status_code', 'http.route',
   'url.scheme', 'url.path', 'url.full', 'network.protocol.version', 'network.protocol.name', 'network.transport',
-  'server.port', 'error.type', 'fastify.root', 'fastify.type', 'hook.name', 'hook.callback.name',
+  'server.port', 'error.type',
   'db.system', 'db.system.name', 'db.namespace', 'db.name', 'db.statement', 'db.query.text', 'db.operation.name',
   'db.collection.name', 'db.user', 'db.connection_string', 'net.peer.name', 'net.peer.port', 'net.transport',
 ]);

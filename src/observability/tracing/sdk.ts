@@ -1,10 +1,8 @@
 // Loaded only when tracing is configured (src/observability/tracing/config.ts), before the server: the bundle
 // imports it as a file of its own (dist/tracing.js), so with tracing off no OpenTelemetry module is
 // ever loaded. Nothing else in src/ imports OpenTelemetry; the service calls it through Tracing.
-import type { IncomingMessage } from 'node:http';
 import { createRequire, register } from 'node:module';
-import { context, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
-import { FastifyOtelInstrumentation } from '@fastify/otel';
+import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Tracer } from '@opentelemetry/api';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
@@ -22,16 +20,15 @@ import {
   type SpanProcessor,
   TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace-base';
-import type { FastifyRequest } from 'fastify';
-import { isUuid } from '../../lib/ids.js';
 import type { TracingConfig } from './config.js';
 import { ScrubbingSpanProcessor } from './scrub.js';
-import { ATTR, type Tracing } from './tracing.js';
+import { type ServerSpans, serverSpans } from './server-spans.js';
+import type { SpanAttributes, Tracing } from './tracing.js';
 
 const require = createRequire(import.meta.url);
 const KINDS = { internal: SpanKind.INTERNAL, producer: SpanKind.PRODUCER, client: SpanKind.CLIENT } as const;
-/** Management routes whose template names a token's id: their server span carries it (rz.token.id). */
-const TOKEN_ROUTE = /^\/api\/tokens\/:id(\/|$)/;
+/** What a span-less piece of work is handed. */
+const UNTRACED: SpanAttributes = { set: () => {} };
 
 /**
  * The exporters OTEL_TRACES_EXPORTER names, each behind the SDK's batching processor (console's
@@ -53,47 +50,28 @@ export interface TracingOptions {
 }
 
 /**
- * Starts the OpenTelemetry SDK with the HTTP, Fastify, pg, ioredis and undici instrumentations,
+ * Starts the OpenTelemetry SDK with the HTTP (outgoing), pg, ioredis and undici instrumentations,
  * W3C trace context, the sampler of OTEL_TRACES_SAMPLER (parentbased_traceidratio at 0.01 when
- * unset) and the scrubber in front of every exporter (scrub.ts). Call it before the server is loaded.
+ * unset) and the scrubber in front of every exporter (scrub.ts); the server spans are ours
+ * (server-spans.ts). Call it before the server is loaded.
  */
 export function startTracing(config: TracingConfig, options: TracingOptions = {}): Tracing {
   // ES modules imported from now on (pg and ioredis, loaded when configured) can be instrumented.
   register('@opentelemetry/instrumentation/hook.mjs', import.meta.url);
-  const serverSpans = new WeakMap<IncomingMessage, Span>();
-  const serverSpan = (request: IncomingMessage): Span | undefined => serverSpans.get(request) ?? trace.getActiveSpan();
-  // The server span of each request is Fastify's (@fastify/otel), which knows the route: the HTTP
-  // instrumentation's span of the same request cost more than the rest of tracing together.
-  const fastify = new FastifyOtelInstrumentation({
-    // An error's message can quote what a client sent; the status code says enough.
-    recordExceptions: false,
-    // One span per request, not one per hook and handler.
-    instrumentHooks: false,
-    instrumentHandler: false,
-    requestHook: (span, request: FastifyRequest) => {
-      if (!span.isRecording()) return;
-      serverSpans.set(request.raw, span);
-      const route = request.routeOptions.url;
-      // A path no route matches is named by its method alone: the path is the client's text.
-      span.updateName(route === undefined ? request.method : `${request.method} ${route}`);
-      span.setAttributes({ 'url.scheme': request.protocol, 'network.protocol.version': request.raw.httpVersion });
-      const id = (request.params as Record<string, unknown> | undefined)?.id;
-      if (route !== undefined && TOKEN_ROUTE.test(route) && typeof id === 'string' && isUuid(id)) span.setAttribute(ATTR.tokenId, id);
-      // The address TRUST_PROXY admits, not the first X-Forwarded-For entry anyone can send.
-      if (config.recordClientIp) span.setAttribute('client.address', request.server.clientAddress(request.raw));
-    },
-  });
   const instrumentations = [
     new HttpInstrumentation({
+      // The server span is ours (server-spans.ts), which knows the route; the instrumentation's
+      // own of the same request cost more than the rest of tracing together.
       disableIncomingRequestInstrumentation: true,
+      // Outgoing calls of a request not sampled are not traces of their own.
+      requireParentforOutgoingSpans: true,
       // No header is captured, whatever the environment says: Authorization and Cookie never reach a span.
       headersToSpanAttributes: { server: { requestHeaders: [], responseHeaders: [] }, client: { requestHeaders: [], responseHeaders: [] } },
       // Webhook deliveries have spans of their own (src/webhooks/worker.ts): a receiver's URL can
       // hold a secret, and a third party gets no trace context of ours.
       ignoreOutgoingRequestHook: (request) => !Array.isArray(request.headers) && (request.headers as Record<string, unknown> | undefined)?.['webhook-id'] !== undefined,
     }),
-    fastify,
-    new UndiciInstrumentation(),
+    new UndiciInstrumentation({ requireParentforSpans: true }),
     // Spans only under a request or other traced work, not for every background poll.
     new PgInstrumentation({ requireParentSpan: true, enhancedDatabaseReporting: false }),
     new IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command) => command }),
@@ -112,18 +90,21 @@ export function startTracing(config: TracingConfig, options: TracingOptions = {}
   // lets the instrumentation patch the one module object every importer shares.
   require('node:http');
   require('node:https');
-  return createTracing(fastify, serverSpan, () => sdk.shutdown());
+  const tracer = trace.getTracer('rz-auth');
+  return createTracing(tracer, serverSpans(tracer, config.recordClientIp), () => sdk.shutdown());
 }
 
-function createTracing(fastify: FastifyOtelInstrumentation, serverSpan: (request: IncomingMessage) => Span | undefined, shutdown: () => Promise<void>): Tracing {
-  const tracer = trace.getTracer('rz-auth');
+function createTracing(tracer: Tracer, requests: ServerSpans, shutdown: () => Promise<void>): Tracing {
   return {
     enabled: true,
-    async instrument(app) {
-      await app.register(fastify.plugin());
+    instrument(app) {
+      requests.register(app);
+      return Promise.resolve();
     },
     inSpan(name, options, work) {
       const parent = options.root ? ROOT_CONTEXT : context.active();
+      // A child only of a recorded span: a request not sampled has none active (server-spans.ts).
+      if (!options.root && trace.getSpan(parent) === undefined) return work(UNTRACED);
       const links = options.links?.map((link) => ({ context: { ...link } }));
       const spanOptions = { kind: KINDS[options.kind ?? 'internal'], ...(options.attributes ? { attributes: options.attributes } : {}), ...(links ? { links } : {}) };
       return tracer.startActiveSpan(name, spanOptions, parent, async (span) => {
@@ -138,7 +119,7 @@ function createTracing(fastify: FastifyOtelInstrumentation, serverSpan: (request
       });
     },
     annotateRequest(request, attributes) {
-      serverSpan(request)?.setAttributes(attributes);
+      requests.of(request)?.setAttributes(attributes);
     },
     activeLink() {
       const span = trace.getActiveSpan()?.spanContext();
