@@ -57,7 +57,6 @@ const result = await build({
     // carries it (exemplars), and it holds no SDK, only a facade that does nothing until one starts.
     '@opentelemetry/sdk-*',
     '@opentelemetry/instrumentation*',
-    '@fastify/otel',
     // Native addons: loaded from node_modules with their compiled binaries.
     'argon2',
     'better-sqlite3',

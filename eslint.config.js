@@ -53,7 +53,7 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-restricted-imports': ['error', {
         paths: [sqliteDriver],
-        patterns: [{ group: ['@opentelemetry/*', '@fastify/otel', 'prom-client'], allowTypeImports: true, message: 'Count and trace through src/observability/ (its metrics/ and tracing/tracing.ts interfaces).' }],
+        patterns: [{ group: ['@opentelemetry/*', 'prom-client'], allowTypeImports: true, message: 'Count and trace through src/observability/ (its metrics/ and tracing/tracing.ts interfaces).' }],
       }],
     },
   },
@@ -65,7 +65,7 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-restricted-imports': ['error', {
         paths: [sqliteDriver],
-        patterns: [{ group: ['@opentelemetry/*', '@fastify/otel'], allowTypeImports: true, message: 'Only src/observability/tracing/sdk.ts loads OpenTelemetry; use Tracing from src/observability/tracing/tracing.ts.' }],
+        patterns: [{ group: ['@opentelemetry/*'], allowTypeImports: true, message: 'Only src/observability/tracing/sdk.ts loads OpenTelemetry; use Tracing from src/observability/tracing/tracing.ts.' }],
       }],
     },
   },
