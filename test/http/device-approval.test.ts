@@ -54,6 +54,9 @@ describe('POST /api/device/approve: a recent login, and the token it leads to', 
     await json(t, 'POST', '/api/device/lookup', { user_code: codes.user_code }, user.jwt);
     await json(t, 'POST', '/api/device/approve', { user_code: codes.user_code }, user.jwt);
     const { access_token: value } = (await poll(t, codes.device_code)).json() as { access_token: string };
+    // The device page's link carries the user code in its query; a confused client may send the device code there too.
+    await t.inject({ method: 'GET', url: `/device?user_code=${codes.user_code}` });
+    await t.inject({ method: 'POST', url: `/oauth/token?device_code=${codes.device_code}&USER_CODE=${codes.user_code.replace('-', '')}`, payload: {} });
     const logs = (await t.settledLogs()).join('\n');
     for (const secret of [codes.device_code, codes.user_code, codes.user_code.replace('-', ''), value]) expect(logs).not.toContain(secret);
   });
