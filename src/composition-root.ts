@@ -188,7 +188,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   const events = new EventHub(feed, changeStore, config.events, propagation);
   const lifecycleStore = new TokenLifecycleStore(db);
   const mfa = await createMfa({ db, config: config.mfa, users: userStore, audit, clock, hasher, sessions: sessionStore, userTokens, feed, notice: email.mfaNotice, count: counts?.mfa });
-  const device = createDeviceParts({ db, config, clock, scopes, users: userStore, requirement: mfa.requirement, tokens: tokenStore, feed, metrics });
+  const device = createDeviceParts({ db, config, clock, scopes, users: userStore, requirement: mfa.requirement, tokens: tokenStore, feed, metrics, notice: email.deviceApproved });
   const webhooks = createWebhooks(db, clock, { ...config.webhooks, maxEndpointsPerUser: config.caps.webhooksPerUser }, onError, sealer, { deliveries: counts?.deliveries ?? null, tracing });
   // Ended tokens stay listed as long as the audit log keeps the event that ended them.
   const history = { endedVisibleMs: config.auditRetentionMs };

@@ -1,4 +1,6 @@
+import type { Transaction } from 'kysely';
 import { auditEvent, type RequestContext } from '../audit/events.js';
+import type { Tables } from '../db/tables.js';
 import type { Clock } from '../clock.js';
 import { type FieldError, notFound, validationFailed } from '../errors.js';
 import { formatIp, isIPv4, networkAddress, parseIp, unmapped } from '../lib/ip.js';
@@ -37,6 +39,8 @@ export interface ApprovalDeps {
   readonly policy: TokenPolicy;
   readonly clock: Clock;
   readonly counts: DeviceCounts | null;
+  /** Mails the approver the notice in the approving transaction; null while mail is off. */
+  readonly notice: ((trx: Transaction<Tables>, userId: string, data: Record<string, string>) => Promise<void>) | null;
 }
 
 /**
@@ -97,7 +101,9 @@ export class DeviceApproval {
     const details = { client_id: client.id, device_name: row.device_name, scopes, expires_in_days: days, request_ip: row.request_ip };
     const event = auditEvent({ type: 'device.approved', userId, subject: { type: 'device_request', id: row.id }, details }, context, now);
     const approval = { approverId: userId, scopes, days, name: typeof name === 'string' ? name : null };
-    if (!(await store.decide(row.id, approval, new Date(now).toISOString(), event))) throw notFound();
+    const { notice } = this.deps;
+    const mail = notice && ((trx: Transaction<Tables>) => notice(trx, userId, { client_name: client.name, device_name: row.device_name ?? 'unknown device', request_ip: row.request_ip }));
+    if (!(await store.decide(row.id, approval, new Date(now).toISOString(), event, mail ?? undefined))) throw notFound();
     this.deps.counts?.request('approved');
   }
 

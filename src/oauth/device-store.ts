@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { AuditEvent } from '../audit/events.js';
 import { recordAudit } from '../audit/store.js';
 import type { DeviceRequestsTable } from '../db/device-tables.js';
@@ -95,7 +95,7 @@ export class DeviceRequestStore {
   }
 
   /** pending → approved with the approver bound, or pending → denied; false when it was no longer pending. */
-  async decide(id: string, decision: Approval | null, now: string, event: AuditEvent): Promise<boolean> {
+  async decide(id: string, decision: Approval | null, now: string, event: AuditEvent, also?: (trx: Transaction<Tables>) => Promise<void>): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       const result = await trx
         .updateTable('device_requests')
@@ -110,6 +110,7 @@ export class DeviceRequestStore {
         .executeTakeFirst();
       if (Number(result.numUpdatedRows) === 0) return false;
       await recordAudit(trx, event);
+      await also?.(trx);
       return true;
     });
   }

@@ -10,7 +10,7 @@ import type { Metrics } from '../observability/metrics/wire.js';
 import { seriesOf } from '../observability/metrics/series.js';
 import type { ScopeCatalogue } from '../scopes/catalogue.js';
 import type { TokenStore } from '../tokens/store.js';
-import { DeviceApproval } from './approval.js';
+import { type ApprovalDeps, DeviceApproval } from './approval.js';
 import { OAuthClients } from './clients.js';
 import { DeviceFlow } from './device-service.js';
 import { DeviceRequestStore } from './device-store.js';
@@ -46,9 +46,10 @@ export interface DeviceWiring {
   readonly tokens: TokenStore;
   readonly feed: ChangeFeed;
   readonly metrics: Metrics | null;
+  readonly notice: ApprovalDeps['notice'];
 }
 
-export function createDeviceParts({ db, config, clock, scopes, users, requirement, tokens, feed, metrics }: DeviceWiring): DeviceParts {
+export function createDeviceParts({ db, config, clock, scopes, users, requirement, tokens, feed, metrics, notice }: DeviceWiring): DeviceParts {
   const counts = metrics ? deviceCounts(metrics) : null;
   const tokenCounts = metrics ? seriesOf(metrics).tokens : null;
   const clients = new OAuthClients(db, scopes, clock);
@@ -59,7 +60,7 @@ export function createDeviceParts({ db, config, clock, scopes, users, requiremen
     clients,
     requests,
     flow: new DeviceFlow({ config: device, clients, store: requests, users, requirement, policy: config.tokens, caps: config.caps, clock, tokenCounts, counts }),
-    approval: new DeviceApproval({ config: device, clients, store: requests, catalogue: scopes, policy: config.tokens, clock, counts }),
+    approval: new DeviceApproval({ config: device, clients, store: requests, catalogue: scopes, policy: config.tokens, clock, counts, notice }),
     revocation: new SelfRevocation(tokens, feed, clock, tokenCounts),
     sweep: { name: 'device requests', run: (now) => requests.prune(iso(now - EXPIRED_KEPT_MS)) },
   };
