@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createApiToken, json, signup } from '../helpers/api.js';
-import { DEVICE_ENV, form, requestDevice } from '../helpers/device.js';
+import { DEVICE_ENV, form, poll, requestDevice } from '../helpers/device.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -132,5 +132,28 @@ describe('the approval API: who may approve', () => {
       bodies.push(res.body.replace(/"request_id":"[^"]*"/, ''));
     }
     expect(new Set(bodies).size).toBe(1);
+  });
+});
+
+describe('registered clients (contract §13.3)', () => {
+  it('disabling a client makes its pending requests expired_token on the next poll; enabling lets new requests in again', async () => {
+    await t.services.device.clients.create({ id: 'toggle-cli', name: 'Toggle CLI', scopes: ['apps:read'] });
+    const codes = await requestDevice(t, { client_id: 'toggle-cli' });
+    expect(await t.services.device.clients.setDisabled('toggle-cli', true)).toBe(true);
+    const res = await poll(t, codes.device_code, 'toggle-cli');
+    expect([res.statusCode, errorOf(res)]).toEqual([400, 'expired_token']);
+    expect(await t.services.device.clients.setDisabled('toggle-cli', false)).toBe(true);
+    await requestDevice(t, { client_id: 'toggle-cli' });
+    const audit = await t.services.database.db.selectFrom('audit_events').select('type').where('subject_id', '=', 'toggle-cli').execute();
+    expect(audit.map((e) => e.type).sort()).toEqual(['client.created', 'client.disabled', 'client.enabled']);
+  });
+
+  it('refuses a bad id, a long name and unknown scopes', async () => {
+    for (const input of [
+      { id: 'X', name: 'n', scopes: [] },
+      { id: 'good-id', name: 'n'.repeat(61), scopes: [] },
+      { id: 'good-id', name: 'n', scopes: ['no:such'] },
+      { id: 'rz-cli', name: 'n', scopes: [] },
+    ]) await expect(t.services.device.clients.create(input)).rejects.toMatchObject({ code: 'validation_failed' });
   });
 });
