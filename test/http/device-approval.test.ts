@@ -3,6 +3,7 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { json, signup } from '../helpers/api.js';
 import { TestClock } from '../helpers/clock.js';
 import { DEVICE_ENV, poll, requestDevice } from '../helpers/device.js';
+import { addTotp, mfaEnv } from '../helpers/mfa.js';
 
 const clock = new TestClock(Date.parse('2026-12-01T10:00:00Z'));
 let t: TestApp;
@@ -77,6 +78,27 @@ describe('a pending request survives a restart', () => {
       expect((await poll(second, codes.device_code)).statusCode).toBe(200);
     } finally {
       await second.close();
+    }
+  });
+});
+
+describe('approving with a second factor (contract §12.5)', () => {
+  it('a password-only JWT of a user with a factor → 401 insufficient_user_authentication; after reauth with the factor → 204', async () => {
+    const mfaClock = new TestClock(Date.parse('2026-12-02T10:00:00Z'));
+    const m = await startTestApp({ clock: mfaClock, env: { ...DEVICE_ENV, ...mfaEnv() } });
+    try {
+      const user = await signup(m);
+      const { code } = await addTotp(m, mfaClock, user.id);
+      const codes = await requestDevice(m);
+      const refused = await json(m, 'POST', '/api/device/approve', { user_code: codes.user_code }, user.jwt);
+      expect(refused.statusCode).toBe(401);
+      expect((refused.json() as { code: string }).code).toBe('insufficient_user_authentication');
+      const reauth = await json(m, 'POST', '/api/auth/reauth', { method: 'totp', code: code() }, user.jwt);
+      expect(reauth.statusCode, reauth.body).toBe(200);
+      const { token } = reauth.json() as { token: string };
+      expect((await json(m, 'POST', '/api/device/approve', { user_code: codes.user_code }, token)).statusCode).toBe(204);
+    } finally {
+      await m.close();
     }
   });
 });
