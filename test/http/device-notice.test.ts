@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../helpers/app.js';
-import { json } from '../helpers/api.js';
+import { json, signup } from '../helpers/api.js';
 import { approve, requestDevice } from '../helpers/device.js';
 import { deliver, startMailApp, verifiedUser } from '../helpers/email.js';
 import type { TestSmtpServer } from '../helpers/smtp.js';
@@ -42,5 +42,21 @@ describe('a device login approved', () => {
     const rows = await t.services.database.db.selectFrom('webhook_deliveries').select(['event_type', 'payload']).where('endpoint_id', '=', (hook.json() as { id: string }).id).execute();
     expect(rows.map((r) => r.event_type)).toEqual(['device.approved']);
     expect(rows[0]?.payload).not.toContain(codes.device_code);
+  });
+});
+
+describe('EMAIL_VERIFICATION_REQUIRED', () => {
+  it('an unproven email cannot approve a device login: 403 email_unverified, as for every route that mints a token', async () => {
+    const { t, smtp } = await startMailApp({ env: { EMAIL_VERIFICATION_REQUIRED: 'true' } });
+    try {
+      const user = await signup(t);
+      const codes = await requestDevice(t);
+      const res = await json(t, 'POST', '/api/device/approve', { user_code: codes.user_code }, user.jwt);
+      expect(res.statusCode).toBe(403);
+      expect((res.json() as { code: string }).code).toBe('email_unverified');
+    } finally {
+      await t.close();
+      await smtp.close();
+    }
   });
 });
