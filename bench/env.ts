@@ -103,6 +103,8 @@ export function rzAuthEnv(store: Store): Record<string, string> {
     // signs for this relying party and origin.
     WEBAUTHN_RP_ID: WEBAUTHN_RP.id,
     WEBAUTHN_ORIGINS: WEBAUTHN_RP.origin,
+    // The device flow needs the page's address (docs/device-flow.md): the same origin as the passkeys'.
+    PUBLIC_URL: WEBAUTHN_RP.origin,
     ...store.env,
     ...(process.env.RZ_BENCH_ENV ? (JSON.parse(process.env.RZ_BENCH_ENV) as Record<string, string>) : {}),
   };

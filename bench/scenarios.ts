@@ -158,6 +158,17 @@ export const SCENARIOS: readonly Scenario[] = [
     targets: [{ kind: 'ratio', min: 0.6 }, RSS],
   },
   {
+    // What a CLI waiting for approval costs (contract §13.10), against GET /api/me with an API token.
+    // One pending code polled flat out: after the first poll every answer is slow_down, which takes
+    // the same path as authorization_pending (the digest lookup and one conditional update).
+    id: 'device-poll',
+    title: 'POST /oauth/token (form), a pending device code',
+    server: 'rz-auth',
+    baseline: 'me-api-token',
+    load: (c, s) => ({ method: 'POST', path: '/oauth/token', form: { grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: c.deviceCode, client_id: 'rz-cli' }, expectedStatus: 400, connections: s.connections }),
+    targets: [{ kind: 'ratio', min: 0.5 }, RSS],
+  },
+  {
     // The example service with its token check removed: what the service costs without @rz-auth/verify.
     id: 'resource-baseline',
     title: 'example service, check removed: GET /whoami',

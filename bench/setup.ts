@@ -17,6 +17,8 @@ export interface Credentials {
   readonly appToken: string;
   /** A service credential (`rzs_…`) from `rz-auth services create`, for introspection. */
   readonly serviceToken: string;
+  /** The device code of a device login left pending, for polling POST /oauth/token. */
+  readonly deviceCode: string;
 }
 
 const EMAIL = 'bench@example.com';
@@ -93,5 +95,8 @@ export async function createCredentials(baseUrl: string, env: Record<string, str
   });
   const answer = (await introspected.json()) as { active?: unknown };
   if (answer.active !== true) throw new Error(`setup: POST /api/introspect answered ${introspected.status}: ${JSON.stringify(answer)}`);
-  return { email: EMAIL, password: PASSWORD, jwt, mfaJwt, apiToken, allowListedToken, appToken, serviceToken };
+  const device = await fetch(`${baseUrl}/oauth/device_authorization`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'client_id=rz-cli' });
+  const { device_code: deviceCode } = (await device.json()) as { device_code?: unknown };
+  if (typeof deviceCode !== 'string') throw new Error(`setup: POST /oauth/device_authorization answered ${device.status}`);
+  return { email: EMAIL, password: PASSWORD, jwt, mfaJwt, apiToken, allowListedToken, appToken, serviceToken, deviceCode };
 }

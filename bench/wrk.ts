@@ -90,7 +90,7 @@ interface WrkReport {
 const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0;
 
 /** A slice's result from wrk's output; throws when the result line is missing or malformed. */
-export function parseWrkOutput(stdout: string): LoadResult {
+export function parseWrkOutput(stdout: string, expectsRefusal = false): LoadResult {
   const line = stdout.split('\n').find((l) => l.startsWith(MARKER));
   if (line === undefined) throw new Error(`wrk printed no result line:\n${stdout.slice(-2000)}`);
   const report = JSON.parse(line.slice(MARKER.length)) as Partial<WrkReport>;
@@ -99,7 +99,8 @@ export function parseWrkOutput(stdout: string): LoadResult {
     throw new Error(`wrk's result line is malformed: ${line.slice(0, 300)}`);
   }
   const r = report as WrkReport;
-  const ok = r.requests - r.status;
+  // wrk counts answers of 400 or more apart: they are the successes of a load that expects a 400.
+  const ok = expectsRefusal ? r.status : r.requests - r.status;
   const seconds = r.duration_us / 1e6;
   const latencyUs = createHistogram();
   // No answer, no latency: wrk's empty histogram reads 0 at every quantile.
@@ -111,7 +112,7 @@ export function parseWrkOutput(stdout: string): LoadResult {
     ok,
     latencyUs,
     responses: r.requests,
-    failures: r.status + r.connect + r.read + r.write + r.timeout,
+    failures: r.requests - ok + r.connect + r.read + r.write + r.timeout,
     statusCodes,
     seconds,
     loadGeneratorCpuSeconds: r.cpu_s,
@@ -134,7 +135,7 @@ export function startWrk(baseUrl: string, spec: LoadSpec, seconds: number): Runn
     child.once('close', (code, signal) => {
       rmSync(dir, { recursive: true, force: true });
       try {
-        resolve(parseWrkOutput(stdout));
+        resolve(parseWrkOutput(stdout, spec.expectedStatus !== undefined));
       } catch (error) {
         reject(new Error(`wrk exited ${code ?? signal}: ${error instanceof Error ? error.message : String(error)}\n${stderr.slice(-1000)}`));
       }

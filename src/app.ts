@@ -42,6 +42,9 @@ import { tokenRoutes } from './tokens/routes.js';
 import { VERSION } from './version.js';
 import { developersPage } from './web/routes.js';
 import { webhookRoutes } from './webhooks/routes.js';
+import { approvalRoutes } from './oauth/approval-routes.js';
+import { metadataRoute, oauthRoutes } from './oauth/routes.js';
+import { registerOAuthHttp } from './http/oauth-body.js';
 import { seriesOf } from './observability/metrics/series.js';
 
 export interface AppOptions {
@@ -149,6 +152,13 @@ export async function createApp(services: Services, options: AppOptions = {}): P
   await app.register(async (forms) => {
     registerFormBodyParser(forms);
     introspectionRoutes(forms, services.introspector, counts?.introspections);
+  });
+  // The device flow (docs/device-flow.md); its OAuth endpoints in a context whose bodies and errors follow RFC 6749.
+  metadataRoute(app, services.device, services.scopes);
+  approvalRoutes(app, services.device, (request, policy, key, points) => limits.enforce(request, policy, key, points), services.mfa.stepUp);
+  await app.register(async (oauth) => {
+    registerOAuthHttp(oauth);
+    oauthRoutes(oauth, services.device);
   });
   eventRoutes(app, services.events);
   keyRoutes(app, services.keys);

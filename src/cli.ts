@@ -6,6 +6,7 @@ import { auditQuery, DEFAULT_CLI_LIMIT, printAuditEvents } from './cli/audit.js'
 import { readPassword } from './cli/password-input.js';
 import { noArguments, onlyId, parseOnce, UsageError } from './cli/usage.js';
 import { WEBHOOK_USAGE, webhookCommands } from './cli/webhooks.js';
+import { CLIENTS_USAGE, clientCommands } from './cli/clients.js';
 import { MAIL_USAGE, mailCommands } from './cli/mail.js';
 import { deliverMail, MAIL_DELIVER_USAGE } from './cli/mail-deliver.js';
 import { USERS_MFA_USAGE, usersMfaCommands } from './cli/users-mfa.js';
@@ -46,6 +47,7 @@ ${USERS_MFA_USAGE}
                                          security events, newest first, as JSON lines
                                          (default the last ${DEFAULT_CLI_LIMIT})
 ${WEBHOOK_USAGE}
+${CLIENTS_USAGE}
 ${MAIL_USAGE}
 ${MAIL_DELIVER_USAGE}
 ${COPY_USAGE}
@@ -186,6 +188,7 @@ const commands: Record<string, Command> = {
   },
 
   ...webhookCommands(withServices),
+  ...clientCommands(withServices),
   ...mailCommands(withServices),
   'mail deliver': deliverMail,
   ...usersMfaCommands(withServices),

@@ -52,6 +52,7 @@ import { loadBlocklist } from './account/password-policy.js';
 import { UserService } from './account/user-service.js';
 import { UserStore } from './account/user-store.js';
 import { createWebhooks, type WebhookDelivery } from './webhooks/runner.js';
+import { createDeviceParts, type DeviceParts } from './oauth/wiring.js';
 import type { WebhookService } from './webhooks/service.js';
 import { NO_TRACING, type Tracing } from './observability/tracing/tracing.js';
 import type { Infrastructure, ServiceOptions } from './service-options.js';
@@ -114,6 +115,7 @@ export interface Services {
   readonly mailDelivery: MailDelivery | null;
   /** The mail outbox as the operator reads it (`rz-auth mail list`). */
   readonly mailOutbox: MailQueue;
+  readonly device: DeviceParts; // CLI login by device authorization: clients, requests, approval, self-revocation (docs/device-flow.md)
   readonly mailCount: MailParts['deliveries']; // rz_mail_deliveries_total, to which a delivery child's outcomes are added (src/mail/supervisor.ts)
   /** Flushes pending writes and closes connections. */
   close(): Promise<void>;
@@ -186,6 +188,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   const events = new EventHub(feed, changeStore, config.events, propagation);
   const lifecycleStore = new TokenLifecycleStore(db);
   const mfa = await createMfa({ db, config: config.mfa, users: userStore, audit, clock, hasher, sessions: sessionStore, userTokens, feed, notice: email.mfaNotice, count: counts?.mfa });
+  const device = createDeviceParts({ db, config, clock, scopes, users: userStore, requirement: mfa.requirement, tokens: tokenStore, feed, metrics, notice: email.deviceApproved });
   const webhooks = createWebhooks(db, clock, { ...config.webhooks, maxEndpointsPerUser: config.caps.webhooksPerUser }, onError, sealer, { deliveries: counts?.deliveries ?? null, tracing });
   // Ended tokens stay listed as long as the audit log keeps the event that ended them.
   const history = { endedVisibleMs: config.auditRetentionMs };
@@ -202,7 +205,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
       oldAuditEvents(audit, config.auditRetentionMs),
       oldDeliveries(webhooks.store),
       ...(mail ? [oldMails(mail.queue), ...email.sweeps] : []),
-      ...mfa.sweeps,
+      ...mfa.sweeps, device.sweep,
     ],
     clock,
     MAINTENANCE_INTERVAL_MS,
@@ -212,7 +215,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   if (metrics) observeServices(metrics, { database, redis, hasher, keys, feed, events, mailPending: mail ? (cap) => mail.queue.pending(cap) : null });
 
   return {
-    config, clock, database, users, mfa,
+    config, clock, database, users, mfa, device,
     accounts: new AccountService({ users, userStore, sessions: sessionStore, hasher, userTokens, feed, clock, signupEnabled: config.signupEnabled, audit, signupMail: email.signupMail, secondFactor: mfa.login }),
     email,
     accountSecurity: new AccountSecurity({ sessions: sessionStore, userStore, users, hasher, usage: sessionUsage, feed, clock, passwordChanged: email.passwordChanged }),
@@ -225,8 +228,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     refusals,
     scopes,
     serviceCredentials: new ServiceCredentials(serviceStore, feed, clock),
-    keys,
-    authenticator,
+    keys, authenticator,
     introspector: new Introspector(authenticator, config.jwt.issuer),
     feed,
     events,
@@ -235,9 +237,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     webhooks: webhooks.service,
     webhookDelivery: webhooks.delivery,
     rateLimiter: new RateLimiter(config.rateLimits, redis, config.redisPrefix),
-    redis,
-    metrics,
-    tracing,
+    redis, metrics, tracing,
     mail: config.mail, mailDelivery: mail?.delivery ?? null, mailCount: counts?.mails ?? null,
     mailOutbox: mail?.queue ?? new MailQueue(db),
     async close() {

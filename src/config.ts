@@ -14,6 +14,7 @@ import { type MetricsConfig, metricsFrom } from './observability/metrics/config.
 import { mailFrom, type MailSettings } from './mail/config.js';
 import { type AccountEmailConfig, accountEmailFrom } from './account/email-config.js';
 import { type MfaConfig, mfaFrom } from './account/mfa/config.js';
+import { type DeviceFlowConfig, deviceFlowFrom } from './oauth/config.js';
 import { bool, ConfigError, type Env, int, oneOf, optionalInt, raw } from './lib/env-vars.js';
 import { deepFreeze } from './lib/freeze.js';
 
@@ -85,6 +86,7 @@ export interface Config {
   readonly mail: MailSettings | null; // SMTP_URL, MAIL_FROM, PUBLIC_URL (docs/email.md); null when mail is off
   readonly accountEmail: AccountEmailConfig; // EMAIL_VERIFICATION_REQUIRED, RESET_TOKEN_TTL_S, VERIFY_TOKEN_TTL_S
   readonly mfa: MfaConfig; // second factors, passkeys, step-up (MFA_ENCRYPTION_KEY, WEBAUTHN_*, REAUTH_MAX_AGE_S, ...)
+  readonly device: DeviceFlowConfig; // CLI login by device authorization (PUBLIC_URL, DEVICE_*; docs/device-flow.md)
 }
 
 function parseQuota(env: Env, name: string, fallback: string): Quota | null {
@@ -221,10 +223,7 @@ export function loadConfig(env: Env): Config {
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 1000, 600_000),
     scopes: parseScopes(env),
     auditRetentionMs: int(env, 'AUDIT_RETENTION_DAYS', 365, 1, 36_500) * DAY_MS,
-    tokens: {
-      maxLifetimeDays: optionalInt(env, 'TOKEN_MAX_LIFETIME_DAYS', 1, 36_500),
-      idleRevokeDays: optionalInt(env, 'TOKEN_IDLE_REVOKE_DAYS', 1, 36_500),
-    },
+    tokens: { maxLifetimeDays: optionalInt(env, 'TOKEN_MAX_LIFETIME_DAYS', 1, 36_500), idleRevokeDays: optionalInt(env, 'TOKEN_IDLE_REVOKE_DAYS', 1, 36_500) },
     events: {
       // A comment line at least every 15 s keeps proxies open; a few seconds by default, since a
       // verifier trusts its cache only while bytes keep arriving (docs/platform-services.md).
@@ -244,6 +243,7 @@ export function loadConfig(env: Env): Config {
     mail: mailFrom(env),
     accountEmail: accountEmailFrom(env, raw(env, 'SMTP_URL') !== undefined),
     mfa: mfaFrom(env),
+    device: deviceFlowFrom(env),
   };
   checkHopsOnWildcard(config.trustProxy, config.host, bool(env, HOPS_CONFIRMED, false));
   return deepFreeze(config);

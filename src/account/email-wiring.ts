@@ -26,6 +26,7 @@ export interface EmailParts {
   readonly signupMail: ((trx: Transaction<Tables>, user: User) => Promise<void>) | null;
   readonly passwordChanged: ((trx: Executor, userId: string) => Promise<void>) | null;
   readonly tokenLeaked: ((trx: Executor, userId: string, data: Record<string, string>) => Promise<void>) | null;
+  readonly deviceApproved: ((trx: Executor, userId: string, data: Record<string, string>) => Promise<void>) | null; // notice of a device login approved (docs/device-flow.md)
   /** The notices of second-factor changes (contract §11.5, §12.8). */
   readonly mfaNotice: MfaNotice | null;
   /** Maintenance: expired link digests, and reset requests an instance left unanswered (it crashed). */
@@ -39,7 +40,7 @@ export function emailParts(
   config: AccountEmailConfig,
   deps: { readonly users: UserService; readonly hasher: PasswordHasher; readonly feed: ChangeFeed; readonly clock: Clock; readonly onError: (error: unknown, context: string) => void },
 ): EmailParts {
-  if (!mailOn) return { flows: MAIL_OFF, links: null, signupMail: null, passwordChanged: null, tokenLeaked: null, mfaNotice: null, sweeps: [] };
+  if (!mailOn) return { flows: MAIL_OFF, links: null, signupMail: null, passwordChanged: null, tokenLeaked: null, deviceApproved: null, mfaNotice: null, sweeps: [] };
   const store = new EmailStore(db);
   const mailer = new Mailer(deps.clock);
   const flows = new EmailAccount({ store, ...deps });
@@ -47,7 +48,7 @@ export function emailParts(
     const user = await store.findUser(trx, userId);
     if (user) await mailer.notice(trx, user, template, { ...data });
   };
-  const notice = (template: 'password_changed' | 'token_leaked') => (trx: Executor, userId: string, data: Record<string, string> = {}) => mail(trx, userId, template, data);
+  const notice = (template: 'password_changed' | 'token_leaked' | 'device_approved') => (trx: Executor, userId: string, data: Record<string, string> = {}) => mail(trx, userId, template, data);
   return {
     flows,
     links: new LinkTokens({ verify_email: config.verifyTtlMs, change_email: config.verifyTtlMs, reset_password: config.resetTtlMs }, deps.clock),
@@ -59,6 +60,7 @@ export function emailParts(
     },
     passwordChanged: notice('password_changed'),
     tokenLeaked: notice('token_leaked'),
+    deviceApproved: notice('device_approved'),
     mfaNotice: mail,
     sweeps: [
       { name: 'expired link tokens', run: (now) => deleteExpiredLinks(db, iso(now)) },

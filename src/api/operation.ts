@@ -19,6 +19,8 @@ export const TAGS = {
   webhooks: 'Webhooks: your security events, sent to your endpoints as they happen',
   leaks: 'Leak response: reporting leaked tokens, and the token formats scanners look for',
   platform: 'For the platform\'s services, with a service credential: introspection and the event stream',
+  oauth: 'OAuth for CLIs: device authorization (RFC 8628), revocation (RFC 7009), metadata (RFC 8414)',
+  device: 'Approving a device login: the device page\'s API',
   operations: 'Health and readiness probes',
 } as const;
 
@@ -28,7 +30,7 @@ export type Tag = keyof typeof TAGS;
 export const OPTIONAL_BODY = 'x-optional-body';
 
 /** The verbs an operationId may start with; a generated client's method reads as what it does. */
-export const VERBS = ['get', 'list', 'create', 'register', 'issue', 'revoke', 'delete', 'update', 'rotate', 'sign', 'log', 'check', 'introspect', 'stream', 'report', 'send', 'request', 'confirm'] as const;
+export const VERBS = ['get', 'list', 'create', 'register', 'issue', 'revoke', 'delete', 'update', 'rotate', 'sign', 'log', 'check', 'introspect', 'stream', 'report', 'send', 'request', 'confirm', 'approve', 'deny', 'lookUp'] as const;
 
 /** A stable, verb-first operationId: `createApiToken`, `listApps`. */
 export type OperationId = `${(typeof VERBS)[number]}${Capitalize<string>}`;

@@ -39,8 +39,12 @@ export const USER_TOKEN_ONLY: RouteAuth = Object.freeze({});
  * for a new verification mail (`verify-email`) per user.
  * `second-factor`: the second step of a login, counted against the login limit per client address.
  * `passkey-options`: a passkey login's challenge, per client address under its own policy.
+ * `device-authorization`, `device-token`, `oauth-revoke`: the OAuth endpoints, per client address.
  */
-export type RouteRateLimit = 'address' | 'login' | 'signup' | 'password' | 'leak-report' | 'password-reset' | 'verify-email' | 'second-factor' | 'passkey-options';
+export type RouteRateLimit = 'address' | 'login' | 'signup' | 'password' | 'leak-report' | 'password-reset' | 'verify-email' | 'second-factor' | 'passkey-options' | OAuthRateLimit;
+
+/** The OAuth endpoints' own policies, per client address (contract §13.5). */
+export type OAuthRateLimit = 'device-authorization' | 'device-token' | 'oauth-revoke';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -12,4 +12,5 @@ export const STEP_UP_OPERATIONS: ReadonlySet<string> = new Set([
   'deleteWebhook',
   'updatePassword',
   'deleteMe',
+  'approveDeviceRequest',
 ]);

@@ -49,6 +49,12 @@ export const AUDIT_TYPES = [
   'webhook.deleted',
   'webhook.paused',
   'webhook.resumed',
+  'client.created',
+  'client.disabled',
+  'client.enabled',
+  'device.requested',
+  'device.approved',
+  'device.denied',
 ] as const;
 
 export type AuditType = (typeof AUDIT_TYPES)[number];
@@ -62,7 +68,7 @@ export interface Actor {
 
 /** What the event is about. */
 export interface Subject {
-  readonly type: 'user' | 'session' | 'token' | 'app' | 'signing_key' | 'service_credential' | 'webhook';
+  readonly type: 'user' | 'session' | 'token' | 'app' | 'signing_key' | 'service_credential' | 'webhook' | 'oauth_client' | 'device_request';
   readonly id: string;
 }
 

@@ -1,5 +1,6 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { EmailChangeRequestsTable, LinkTokensTable, MailOutboxTable, PasswordResetRequestsTable } from './mail-tables.js';
+import type { DeviceRequestsTable, OAuthClientsTable } from './device-tables.js';
 import type { MfaFactorsTable, MfaLockoutsTable, MfaPendingLoginsTable, MfaRecoveryCodesTable, MfaUsersTable, WebAuthnChallengesTable } from './mfa-tables.js';
 
 /*
@@ -68,6 +69,10 @@ export interface TokensTable {
   replaced_by: string | null;
   /** The last `token.expiring` notice recorded for the token: '7d', '1d', or null for none yet. */
   expiry_notice: Generated<string | null>;
+  /** `device_flow` for tokens the device flow issued (with its client and device name), else `api`. */
+  origin: Generated<'api' | 'device_flow'>;
+  client_id: Generated<string | null>;
+  device_name: Generated<string | null>;
 }
 
 /** The scopes each token has exercised, one row per token and scope. */
@@ -205,4 +210,6 @@ export interface Tables {
   webauthn_challenges: WebAuthnChallengesTable;
   mfa_pending_logins: MfaPendingLoginsTable;
   mfa_lockouts: MfaLockoutsTable;
+  oauth_clients: OAuthClientsTable;
+  device_requests: DeviceRequestsTable;
 }

@@ -13,7 +13,8 @@ const DESCRIPTION = `rz-auth issues and checks the credentials of the platform.
 
 An authenticated request carries \`Authorization: Bearer <token>\` with one of the tokens below; signup, login, passkey login, the
 second step of a login, a password reset and the links mailed for it, email verification and email change, the scope list,
-leak reports, the token formats, the key set and the health checks need none (their \`security\` is empty).
+leak reports, the token formats, the key set, the OAuth endpoints of a device login (metadata, device authorization, token,
+revocation) and the health checks need none (their \`security\` is empty).
 
 | Type | Looks like | Obtained by | Lifetime |
 |---|---|---|---|

@@ -6,12 +6,22 @@ import { registerProblemHandler } from './problem.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-function decode(text: string): string {
+/** One name or value of a form, decoded; @throws validation_failed for a bad escape. */
+export function decode(text: string): string {
   try {
     // `+` is a space in this encoding; escapes must be whole and spell UTF-8.
     return decodeURIComponent(text.replaceAll('+', ' '));
   } catch {
     throw badBody('is not valid form encoding');
+  }
+}
+
+/** A form body's text; @throws validation_failed unless it is UTF-8. */
+export function formText(body: Buffer): string {
+  try {
+    return utf8.decode(body);
+  } catch {
+    throw badBody('is not valid UTF-8');
   }
 }
 
@@ -22,12 +32,7 @@ function decode(text: string): string {
  * One pass over the body, at most 16 KiB.
  */
 export function parseFormBody(body: Buffer): Record<string, string> {
-  let text: string;
-  try {
-    text = utf8.decode(body);
-  } catch {
-    throw badBody('is not valid UTF-8');
-  }
+  const text = formText(body);
   const fields: Array<[string, string]> = [];
   const seen = new Set<string>();
   for (const pair of text.split('&')) {

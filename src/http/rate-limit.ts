@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { principalOf } from '../api/route.js';
+import { type OAuthRateLimit, principalOf } from '../api/route.js';
 import type { Caller } from '../auth/principal.js';
 import { ProblemError } from '../errors.js';
 import { addressKey } from '../ratelimit/address.js';
@@ -67,7 +67,7 @@ export class RequestLimits {
   }
 
   /** Counts one request of the client address (or `points`), under the general policy or a route's own. */
-  byAddress(request: FastifyRequest, policy: 'address' | 'leak-report' | 'login-address' | 'passkey-address' = 'address', points = 1): Promise<void> {
+  byAddress(request: FastifyRequest, policy: 'address' | 'leak-report' | 'login-address' | 'passkey-address' | OAuthRateLimit = 'address', points = 1): Promise<void> {
     return this.enforce(request, policy, this.addressOf(request), points);
   }
 
@@ -152,6 +152,8 @@ export function registerRateLimits(app: FastifyInstance, limits: RequestLimits):
           },
         ];
       }
+    } else if (kind === 'device-authorization' || kind === 'device-token' || kind === 'oauth-revoke') {
+      route.onRequest = [...[route.onRequest ?? []].flat(), async (request: FastifyRequest) => limits.byAddress(request, kind)];
     } else if (kind === 'second-factor') {
       // The second step of a login has no email: the login limit per address applies (contract §12.6).
       route.onRequest = [...[route.onRequest ?? []].flat(), async (request: FastifyRequest) => limits.byAddress(request, 'login-address')];

@@ -112,9 +112,10 @@ export const redactEcho = (text: string, max: number): string => withoutInvisibl
 
 /**
  * Query parameter names whose value is a secret whatever it looks like: a password or key a client
- * put in a URL by mistake (a login form sent with GET) has no shape to recognise.
+ * put in a URL by mistake (a login form sent with GET) has no shape to recognise; a device login's
+ * `user_code` (the device page's link carries it) and `device_code`, and any OAuth `code`.
  */
-const SECRET_NAME = /pass|pw|secret|token|key|auth|bearer|session|cookie|credential|sig/i;
+const SECRET_NAME = /pass|pw|secret|token|key|auth|bearer|session|cookie|credential|sig|code/i;
 /** The user information of an absolute-form request target (`http://user:password@host/…`). */
 const USERINFO = /^([a-z][a-z0-9+.-]*:\/\/)[^/?#@]*@/i;
 

@@ -21,6 +21,7 @@ export const MAIL_TEMPLATES = [
   'mfa_recovery_code_used', // notice (data: recovery_codes_remaining)
   'mfa_locked', // notice: 10 failed second factors locked the checks (data: locked_until)
   'mfa_reset', // notice: the operator removed every second factor (`rz-auth users mfa-reset`)
+  'device_approved', // notice: a device login was approved (data: client_name, device_name, request_ip)
 ] as const;
 export type MailTemplate = (typeof MAIL_TEMPLATES)[number];
 

@@ -90,6 +90,14 @@ const CONTENT: Readonly<Record<MailTemplate, (data: Data, link: string) => Conte
       ['Create a new token at ', { link: page }, ' and replace the old one where you used it.'],
     ],
   }),
+  device_approved: (d, page) => ({
+    subject: 'A device was given access to your account',
+    paragraphs: [
+      ['Hello ', v(d.username), ','],
+      ['You approved a login of ', v(d.client_name), ' on a device that calls itself ', v(d.device_name), ', requested from ', v(d.request_ip), '. It received an API token of yours.'],
+      ['If this was not you, revoke that token at ', { link: page }, ' and change your password.'],
+    ],
+  }),
   mfa_factor_added: (d, page) => ({
     subject: 'A second factor was added to your account',
     paragraphs: [['Hello ', v(d.username), ','], ['The second factor ', v(d.factor_name), ' was added to your account. From now on a login asks for it.'], NOT_YOU(page)],

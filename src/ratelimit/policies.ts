@@ -46,6 +46,19 @@ export const POLICIES = {
     fallback: '60/60',
     description: 'Leak reports (POST /api/tokens/leaked, no authentication) per client address.',
   },
+  'device-authorization': {
+    env: 'RATE_LIMIT_DEVICE_AUTHORIZATION',
+    fallback: '10/60',
+    description: 'Device authorization requests (POST /oauth/device_authorization) per client address.',
+  },
+  'device-token': { env: 'RATE_LIMIT_DEVICE_TOKEN', fallback: '60/60', description: 'Token endpoint polls (POST /oauth/token) per client address, on top of slow_down.' },
+  'oauth-revoke': { env: 'RATE_LIMIT_OAUTH_REVOKE', fallback: '60/60', description: 'Token revocations (POST /oauth/revoke) per client address.' },
+  'device-lookup-user': {
+    env: 'RATE_LIMIT_DEVICE_LOOKUP_USER',
+    fallback: '10/900',
+    description: 'Failed user code lookups, approvals and denials (POST /api/device/*) per user; successful ones are not counted.',
+  },
+  'device-lookup-address': { env: 'RATE_LIMIT_DEVICE_LOOKUP_ADDRESS', fallback: '20/900', description: 'Failed user code lookups, approvals and denials per client address.' },
   service: {
     env: 'RATE_LIMIT_SERVICE',
     fallback: '60000/60',

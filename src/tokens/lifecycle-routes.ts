@@ -31,6 +31,11 @@ const Detail = Type.Object(
       description: 'The client address of the last use (as the rate limiter sees it); null before the first use.',
     }),
     ...EndFields,
+    origin: Type.Enum(['api', 'device_flow'], { description: '`device_flow` for a token issued to a CLI by device authorization (docs/device-flow.md), `api` for any other.' }),
+    client_id: Type.Union([Type.String({ maxLength: 40, examples: ['rz-cli'] }), Type.Null()], { description: 'The device flow\'s client; null for other tokens.' }),
+    device_name: Type.Union([Type.String({ maxLength: 64, examples: ['ada-laptop'] }), Type.Null()], {
+      description: 'The name the device reported for itself, unverified; null when it gave none, and for other tokens.',
+    }),
     scopes_used: Type.Array(ScopeName, {
       uniqueItems: true,
       maxItems: MAX_TOKEN_SCOPES,
@@ -77,6 +82,9 @@ const detail = (t: TokenDetail) => ({
   allowed_cidrs: t.allowedCidrs && [...t.allowedCidrs],
   last_used_ip: t.lastUsedIp,
   scopes_used: [...t.scopesUsed],
+  origin: t.device ? ('device_flow' as const) : ('api' as const),
+  client_id: t.device?.clientId ?? null,
+  device_name: t.device?.deviceName ?? null,
 });
 
 const TOKEN_OWNERSHIP = "An API token of yours or an app token of one of your apps; anyone else's is 404.";

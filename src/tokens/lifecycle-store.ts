@@ -4,12 +4,14 @@ import { recordAudit } from '../audit/store.js';
 import { changeTransaction, recordChange } from '../changes/store.js';
 import type { Tables } from '../db/tables.js';
 import { inState, listed, type ListedToken, listTokens, TOKEN_STATES, type TokenListQuery } from './list-store.js';
-import { insertToken, type NewToken, type RevokedToken, revokeIn, TOKEN_COLUMNS, type TokenRecord, toRecord } from './store.js';
+import { insertToken, type NewToken, type RevokedToken, revokeIn, TOKEN_COLUMNS, type TokenDevice, type TokenRecord, toRecord } from './store.js';
 
 /** A token with what its detail shows beyond the list item. */
 export interface TokenDetail extends ListedToken {
   readonly lastUsedIp: string | null;
   readonly scopesUsed: readonly string[];
+  /** The device flow's client and device for a token it issued; null for one made otherwise. */
+  readonly device: TokenDevice | null;
 }
 
 /** What a PATCH changes; absent fields stay as they are. */
@@ -57,14 +59,15 @@ export class TokenLifecycleStore {
   private async find(id: string, userId: string, now: string, visible: (eb: ExpressionBuilder<Tables, 'tokens'>) => Expression<SqlBool>): Promise<TokenDetail | undefined> {
     const row = await this.db
       .selectFrom('tokens')
-      .select([...TOKEN_COLUMNS, 'tokens.last_used_ip', 'tokens.revoked_at'])
+      .select([...TOKEN_COLUMNS, 'tokens.last_used_ip', 'tokens.revoked_at', 'tokens.origin', 'tokens.client_id', 'tokens.device_name'])
       .where('tokens.id', '=', id)
       .where('tokens.user_id', '=', userId)
       .where(visible)
       .executeTakeFirst();
     if (!row) return undefined;
     const used = await this.db.selectFrom('token_scope_uses').select('scope').where('token_id', '=', id).orderBy('scope').execute();
-    return { ...listed(row, now), lastUsedIp: row.last_used_ip, scopesUsed: used.map((u) => u.scope) };
+    const device = row.origin === 'device_flow' && row.client_id !== null ? { clientId: row.client_id, deviceName: row.device_name } : null;
+    return { ...listed(row, now), lastUsedIp: row.last_used_ip, scopesUsed: used.map((u) => u.scope), device };
   }
 
   /** Whether `userId` has a token `id` that was rotated, whether or not it still works. */

@@ -12,6 +12,14 @@ export { TOKEN_COLUMNS, type TokenRecord, toRecord } from './record-store.js';
 
 export interface NewToken extends Omit<TokenRecord, 'lastUsedAt' | 'replacedBy'> {
   readonly digest: string;
+  /** Set for a token the device flow issued: the client and the device it was issued to. */
+  readonly device?: TokenDevice;
+}
+
+/** Where a device-flow token went: the client and the (unverified) device name. */
+export interface TokenDevice {
+  readonly clientId: string;
+  readonly deviceName: string | null;
 }
 
 /** What a revocation's audit event is told of the token it revoked. */
@@ -56,6 +64,7 @@ export async function insertToken(trx: Kysely<Tables> | Transaction<Tables>, tok
       created_at: token.createdAt,
       expires_at: token.expiresAt,
       allowed_cidrs: token.allowedCidrs === null ? null : JSON.stringify(token.allowedCidrs),
+      ...(token.device ? { origin: 'device_flow' as const, client_id: token.device.clientId, device_name: token.device.deviceName } : {}),
     })
     .execute();
 }

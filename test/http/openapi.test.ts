@@ -70,6 +70,13 @@ const OPERATIONS: Array<[string, string, boolean]> = [
   ['get', '/.well-known/jwks.json', false],
   ['get', '/healthz', false],
   ['get', '/readyz', false],
+  ['get', '/.well-known/oauth-authorization-server', false],
+  ['post', '/oauth/device_authorization', false],
+  ['post', '/oauth/token', false],
+  ['post', '/oauth/revoke', false],
+  ['post', '/api/device/lookup', true],
+  ['post', '/api/device/approve', true],
+  ['post', '/api/device/deny', true],
 ];
 
 describe('OpenAPI document and docs', () => {
@@ -126,6 +133,10 @@ describe('OpenAPI document and docs', () => {
       'post /api/tokens/leaked': 'leak reports',
       'get /.well-known/rz-token-formats.json': 'token formats',
       'get /.well-known/jwks.json': 'key set',
+      'get /.well-known/oauth-authorization-server': 'OAuth endpoints of a device login',
+      'post /oauth/device_authorization': 'device authorization',
+      'post /oauth/token': 'token',
+      'post /oauth/revoke': 'revocation',
       'get /healthz': 'health checks',
       'get /readyz': 'health checks',
     };

@@ -24,7 +24,7 @@ describe('token lifecycle', () => {
   afterAll(() => t.close());
 
   describe('GET /api/tokens/{id}', () => {
-    it('the list item plus allowed_cidrs, last_used_ip and scopes_used; nothing used yet', async () => {
+    it('the list item plus allowed_cidrs, last_used_ip, scopes_used and origin; nothing used yet', async () => {
       const created = await createApiToken(t, user.jwt, { name: 'detail', scopes: ['apps:read', 'tokens:read'] });
       const res = await json(t, 'GET', `/api/tokens/${created.id}`, undefined, user.jwt);
       expect(res.statusCode, res.body).toBe(200);
@@ -42,6 +42,9 @@ describe('token lifecycle', () => {
         scopes_used: [],
         state: 'active',
         revoked_at: null,
+        origin: 'api',
+        client_id: null,
+        device_name: null,
       });
       expect(res.body).not.toContain(created.token);
     });

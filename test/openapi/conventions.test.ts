@@ -58,9 +58,14 @@ describe('every operation of the document', () => {
     expect(statuses(op), name).toEqual(expect.arrayContaining(['500', 'default']));
   }));
 
-  it('answers every problem as application/problem+json with the Problem schema', each((op, name) => {
+  // The OAuth endpoints answer their 400, 401 and 429 as RFC 6749 §5.2 error objects (contract §13.5).
+  it('answers every problem as application/problem+json with the Problem schema (the OAuth errors as RFC 6749 objects)', each((op, name) => {
     for (const [status, response] of Object.entries(op.responses)) {
       if (status.startsWith('2')) continue;
+      if (name.includes(' /oauth/') && ['400', '401', '429'].includes(status)) {
+        expect(Object.keys(response.content ?? {}), `${name} ${status}`).toEqual(['application/json']);
+        continue;
+      }
       expect(Object.keys(response.content ?? {}), `${name} ${status}`).toEqual(['application/problem+json']);
       expect(response.content?.['application/problem+json']?.schema, `${name} ${status}`).toEqual(PROBLEM);
     }

@@ -21,6 +21,11 @@ const OFF: RateLimitConfig = {
   'verify-email': null,
   'leak-report': null,
   service: null,
+  'device-authorization': null,
+  'device-token': null,
+  'oauth-revoke': null,
+  'device-lookup-user': null,
+  'device-lookup-address': null,
 };
 
 export const config = (overrides: Partial<RateLimitConfig>): RateLimitConfig => ({ ...OFF, ...overrides });

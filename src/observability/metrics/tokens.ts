@@ -5,9 +5,9 @@ export type CountedTokenType = 'api_token' | 'app_token' | 'service';
  * Where a token came from. Tokens the Developers page makes arrive as any other API call (`api`),
  * and the CLI's credentials are made in a process no one scrapes: docs/operations.md.
  */
-export type TokenOrigin = 'api' | 'rotation';
+export type TokenOrigin = 'api' | 'rotation' | 'device_flow';
 /** Why a token ended (docs/operations.md). */
-export type RevokeReason = 'user' | 'rotation' | 'expired' | 'idle' | 'leak' | 'app_deleted' | 'user_deleted';
+export type RevokeReason = 'user' | 'self' | 'rotation' | 'expired' | 'idle' | 'leak' | 'app_deleted' | 'user_deleted';
 
 /** What token services count: `rz_tokens_created_total` and `rz_tokens_revoked_total`. */
 export interface TokenCounts {
