@@ -183,10 +183,10 @@ function parseRedisUrl(env: Env): string | null {
  * @throws ConfigError naming the first invalid variable.
  */
 export function loadConfig(env: Env): Config {
-  const cores = availableParallelism();
+  const [cores, port, host] = [availableParallelism(), int(env, 'PORT', 3000, 0, 65535), parseHost(env)];
   const config: Config = {
-    port: int(env, 'PORT', 3000, 0, 65535),
-    host: parseHost(env),
+    port,
+    host,
     database: parseDatabase(env),
     redisUrl: parseRedisUrl(env),
     redisPrefix: raw(env, 'REDIS_PREFIX') ?? 'rz:',
@@ -243,7 +243,7 @@ export function loadConfig(env: Env): Config {
     mail: mailFrom(env),
     accountEmail: accountEmailFrom(env, raw(env, 'SMTP_URL') !== undefined),
     mfa: mfaFrom(env),
-    device: deviceFlowFrom(env),
+    device: deviceFlowFrom(env, { host, port }),
   };
   checkHopsOnWildcard(config.trustProxy, config.host, bool(env, HOPS_CONFIRMED, false));
   return deepFreeze(config);

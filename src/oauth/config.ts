@@ -1,5 +1,5 @@
 import { bool, ConfigError, type Env, int, raw } from '../lib/env-vars.js';
-import { publicUrlFrom } from '../lib/public-url.js';
+import { isLoopbackHost, publicUrlFrom } from '../lib/public-url.js';
 
 /** The device flow's settings (contract §13.2, docs/device-flow.md). */
 export interface DeviceFlowConfig {
@@ -14,11 +14,21 @@ export interface DeviceFlowConfig {
 }
 
 /**
- * DEVICE_* from the environment. The flow needs PUBLIC_URL (the page's address is what the CLI
- * shows): DEVICE_FLOW_ENABLED=true without it refuses to start; left unset, the flow is off.
+ * The address of a server that listens on loopback only: there nobody but this machine can reach
+ * it, so it is the one address a CLI can use, and `npm start` then `rz login` work with no setting.
  */
-export function deviceFlowFrom(env: Env): DeviceFlowConfig {
-  const publicUrl = publicUrlFrom(env);
+function loopbackOrigin({ host, port }: { host: string; port: number }): URL | null {
+  if (port === 0 || !isLoopbackHost(host)) return null;
+  return new URL(`http://${host.includes(':') ? `[${host}]` : host}:${port}/`);
+}
+
+/**
+ * DEVICE_* from the environment. The flow needs PUBLIC_URL (the page's address is what the CLI
+ * shows), which defaults to the listening address on a loopback HOST only: elsewhere,
+ * DEVICE_FLOW_ENABLED=true without it refuses to start, and left unset the flow is off.
+ */
+export function deviceFlowFrom(env: Env, listen: { host: string; port: number }): DeviceFlowConfig {
+  const publicUrl = publicUrlFrom(env) ?? loopbackOrigin(listen);
   const asked = raw(env, 'DEVICE_FLOW_ENABLED') !== undefined;
   const enabled = bool(env, 'DEVICE_FLOW_ENABLED', publicUrl !== null);
   if (enabled && publicUrl === null) {

@@ -10,9 +10,14 @@ describe('device flow configuration (contract §13.2)', () => {
     expect(device.publicUrl?.toString()).toBe('https://auth.example.com/');
   });
 
-  it('off without PUBLIC_URL; DEVICE_FLOW_ENABLED=true without it refuses to start', () => {
-    expect(loadConfig(base).device.enabled).toBe(false);
-    expect(() => loadConfig({ ...base, DEVICE_FLOW_ENABLED: 'true' })).toThrow(ConfigError);
+  it('without PUBLIC_URL: on at the listening address on a loopback HOST (npm start, then rz login), else off', () => {
+    expect(loadConfig(base).device).toMatchObject({ enabled: true, publicUrl: new URL('http://127.0.0.1:3000/') });
+    expect(loadConfig({ ...base, HOST: '::1', PORT: '8080' }).device.publicUrl?.toString()).toBe('http://[::1]:8080/');
+    expect(loadConfig({ ...base, HOST: 'localhost' }).device.publicUrl?.toString()).toBe('http://localhost:3000/');
+    // PORT=0 listens on whatever port is free: no address to name in advance.
+    expect(loadConfig({ ...base, PORT: '0' }).device.enabled).toBe(false);
+    expect(loadConfig({ ...base, HOST: '0.0.0.0' }).device.enabled).toBe(false);
+    expect(() => loadConfig({ ...base, HOST: '0.0.0.0', DEVICE_FLOW_ENABLED: 'true' })).toThrow(ConfigError);
     expect(loadConfig({ ...base, PUBLIC_URL: 'https://auth.example.com', DEVICE_FLOW_ENABLED: 'false' }).device.enabled).toBe(false);
   });
 
