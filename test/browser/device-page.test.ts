@@ -7,8 +7,8 @@ import { browserAvailable, launch, logIn, openContext, screenshot, serve, signUp
 /*
  * The /device screen (contract §13.7) in chromium. The real server serves the page and logs the
  * person in; the approval API it calls (§13.6) is answered by `route` below with the contract's
- * JSON, because the server half of that API lands in a sibling change: once both are merged, one
- * case here is to be switched to the real API.
+ * JSON, so that every state (errors, limits, step-up) can be shown on demand. The real API behind
+ * the same screen, with the rz CLI waiting for the token, is test/e2e/device-login.test.ts.
  */
 
 const EMAIL = 'ada@example.com';

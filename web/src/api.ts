@@ -122,9 +122,9 @@ function urlOf(template: string, path: object | undefined, query: object | undef
 
 /**
  * One request to the API: JSON in and out, the token in the Authorization header only. Untyped:
- * {@link call} types it from the document; api-device.ts sends the routes the document lacks yet.
+ * {@link call} types it from the document.
  */
-export async function send(method: string, url: string, token: string | null, body: unknown): Promise<unknown> {
+async function send(method: string, url: string, token: string | null, body: unknown): Promise<unknown> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (token !== null) headers.authorization = `Bearer ${token}`;
