@@ -46,6 +46,8 @@ import { TokenLifecycleStore } from './tokens/lifecycle-store.js';
 import { TokenService } from './tokens/service.js';
 import { endedGraces, endedLifetimes, expiringTokens, idleTokens } from './tokens/sweeps.js';
 import { TokenStore } from './tokens/store.js';
+import { DerivationKeys } from './tokens/derived/keys.js';
+import { checkDerivationKeys } from './tokens/derived/key-check.js';
 import { UsageRecorder } from './tokens/usage.js';
 import { PasswordHasher } from './account/password-hasher.js';
 import { loadBlocklist } from './account/password-policy.js';
@@ -129,6 +131,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     await migrateToLatest(database.db);
     // Before anything reads a secret: a key that opens none of them refuses the start here.
     await resealAll(database.db, new Sealer(config.keyEncryption));
+    await checkDerivationKeys(database.db, new DerivationKeys(config.derived.kek));
     // Start with shared counters if Redis comes up in time; otherwise run degraded (see RateLimiter).
     if (redis && !(await redisReady(redis, 5000))) onError(new Error(`Redis at REDIS_URL is not reachable yet`), 'redis');
     else if (redis) await checkDatabase(redis);
@@ -225,13 +228,9 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     refusals,
     scopes,
     serviceCredentials: new ServiceCredentials(serviceStore, feed, clock),
-    keys,
-    authenticator,
+    keys, authenticator,
     introspector: new Introspector(authenticator, config.jwt.issuer),
-    feed,
-    events,
-    background,
-    maintenance,
+    feed, events, background, maintenance,
     webhooks: webhooks.service,
     webhookDelivery: webhooks.delivery,
     rateLimiter: new RateLimiter(config.rateLimits, redis, config.redisPrefix),

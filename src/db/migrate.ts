@@ -17,6 +17,7 @@ import * as m0014 from './migrations/0014_mail_outbox.js';
 import * as m0015 from './migrations/0015_email_links.js';
 import * as m0016 from './migrations/0016_second_factors.js';
 import * as m0017 from './migrations/0017_session_authentication.js';
+import * as m0019 from './migrations/0019_derived_tokens.js';
 
 /** Migrations are imported statically so the build output needs no directory scanning. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -37,6 +38,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0015_email_links': m0015,
   '0016_second_factors': m0016,
   '0017_session_authentication': m0017,
+  '0019_derived_tokens': m0019,
 };
 
 /**

@@ -1,5 +1,6 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { EmailChangeRequestsTable, LinkTokensTable, MailOutboxTable, PasswordResetRequestsTable } from './mail-tables.js';
+import type { DerivedRevocationsTable, DerivedSeenTable } from './derived-tables.js';
 import type { MfaFactorsTable, MfaLockoutsTable, MfaPendingLoginsTable, MfaRecoveryCodesTable, MfaUsersTable, WebAuthnChallengesTable } from './mfa-tables.js';
 
 /*
@@ -68,6 +69,14 @@ export interface TokensTable {
   replaced_by: string | null;
   /** The last `token.expiring` notice recorded for the token: '7d', '1d', or null for none yet. */
   expiry_notice: Generated<string | null>;
+  /** 1 when children may be derived from the token (contract §14.3). */
+  derivable: Generated<number>;
+  /** The derivation key sealed under DERIVE_KEK (src/tokens/derived/keys.ts); null when not derivable. */
+  derive_key: Generated<string | null>;
+  /** 32 hex digits its children carry; null when never derivable. */
+  parent_ref: Generated<string | null>;
+  /** Children whose `iat` is before this are dead (revoke-all). */
+  children_revoked_before: Generated<string | null>;
 }
 
 /** The scopes each token has exercised, one row per token and scope. */
@@ -205,4 +214,6 @@ export interface Tables {
   webauthn_challenges: WebAuthnChallengesTable;
   mfa_pending_logins: MfaPendingLoginsTable;
   mfa_lockouts: MfaLockoutsTable;
+  derived_revocations: DerivedRevocationsTable;
+  derived_seen: DerivedSeenTable;
 }

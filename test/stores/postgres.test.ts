@@ -15,6 +15,7 @@ import { listStoreContract } from './list-contract.js';
 import { mailStoreContract } from './mail-contract.js';
 import { linkStoreContract } from './link-contract.js';
 import { mfaStoreContract } from './mfa-contract.js';
+import { derivedStoreContract } from './derived-contract.js';
 
 const available = await postgresAvailable();
 
@@ -42,6 +43,7 @@ describe.skipIf(!available)('PostgreSQL', () => {
   mailStoreContract('PostgreSQL', postgres);
   linkStoreContract('PostgreSQL', postgres);
   mfaStoreContract('PostgreSQL', postgres);
+  derivedStoreContract('PostgreSQL', postgres);
 });
 
 // A transaction that records no change (the usage flush) does not queue on the change log's lock,

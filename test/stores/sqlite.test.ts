@@ -14,6 +14,7 @@ import { listStoreContract } from './list-contract.js';
 import { mailStoreContract } from './mail-contract.js';
 import { linkStoreContract } from './link-contract.js';
 import { mfaStoreContract } from './mfa-contract.js';
+import { derivedStoreContract } from './derived-contract.js';
 
 const sqlite = (): StoreHarness => {
   const dir = tempDir();
@@ -34,6 +35,7 @@ listStoreContract('SQLite', sqlite);
 mailStoreContract('SQLite', sqlite);
 linkStoreContract('SQLite', sqlite);
 mfaStoreContract('SQLite', sqlite);
+derivedStoreContract('SQLite', sqlite);
 
 describe('SQLite connection settings', () => {
   it.each([2048, 65536])('sizes the page cache from SQLITE_CACHE_KIB (%i KiB), not the driver default', async (cacheKiB) => {
