@@ -148,6 +148,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   const metrics = config.metrics ? createMetrics() : null;
   const { counts, propagation } = instruments(metrics);
   const sealer = new Sealer(config.keyEncryption);
+  const derivation = new DerivationKeys(config.derived.kek);
   const scopes = new ScopeCatalogue(config.scopes);
   const tokenStore = new TokenStore(db);
   const sessionStore = new SessionStore(db);
@@ -219,9 +220,9 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     accounts: new AccountService({ users, userStore, sessions: sessionStore, hasher, userTokens, feed, clock, signupEnabled: config.signupEnabled, audit, signupMail: email.signupMail, secondFactor: mfa.login }),
     email,
     accountSecurity: new AccountSecurity({ sessions: sessionStore, userStore, users, hasher, usage: sessionUsage, feed, clock, passwordChanged: email.passwordChanged }),
-    tokens: new TokenService(tokenStore, usage, feed, clock, scopes, config.tokens, config.caps, history, counts?.tokens),
-    lifecycle: new TokenLifecycle(lifecycleStore, usage, feed, clock, config.tokens, history, counts?.tokens),
-    apps: new AppService(new AppStore(db), feed, clock, scopes, config.tokens, config.caps, counts?.tokens),
+    tokens: new TokenService(tokenStore, usage, feed, clock, scopes, config.tokens, config.caps, history, counts?.tokens, derivation),
+    lifecycle: new TokenLifecycle(lifecycleStore, usage, feed, clock, config.tokens, history, counts?.tokens, derivation),
+    apps: new AppService(new AppStore(db), feed, clock, scopes, config.tokens, config.caps, counts?.tokens, derivation),
     audit,
     auditLog: new AuditLog(audit),
     leaks: new LeakResponse({ tokens: tokenStore, services: serviceStore, feed, clock, github: new GitHubKeys({ url: config.leaks.githubKeysUrl, clock, onError }), counts: counts?.tokens, notice: email.tokenLeaked }),

@@ -1,5 +1,13 @@
 /** The tables of derived tokens (migration 0019, contract §14). */
 
+/** What a derivable parent keeps beside its digest (contract §14.3). */
+export interface StoredDerivation {
+  /** 32 hex digits: the reference its children carry. */
+  readonly parentRef: string;
+  /** The derivation key, sealed under DERIVE_KEK with the key's id (src/lib/sealed.ts). */
+  readonly sealedKey: string;
+}
+
 /** A revoked child id of a parent, kept until every child with that id has expired (DERIVED_MAX_TTL_S). */
 export interface DerivedRevocationsTable {
   token_id: string;

@@ -3,6 +3,7 @@ import type { AuditEvent } from '../audit/events.js';
 import { recordAudit } from '../audit/store.js';
 import { type ChangeTransaction, changeTransaction, recordChange } from '../changes/store.js';
 import { lockOwner } from '../db/pages.js';
+import type { StoredDerivation } from '../db/derived-tables.js';
 import type { Tables } from '../db/tables.js';
 import type { TokenKind } from '../lib/token-format.js';
 import { fewerCountedThan, type ListedToken, listTokens, type TokenListQuery } from './list-store.js';
@@ -12,6 +13,8 @@ export { TOKEN_COLUMNS, type TokenRecord, toRecord } from './record-store.js';
 
 export interface NewToken extends Omit<TokenRecord, 'lastUsedAt' | 'replacedBy'> {
   readonly digest: string;
+  /** Set when the token is created derivable (contract §14.3). */
+  readonly derivation?: StoredDerivation | null;
 }
 
 /** What a revocation's audit event is told of the token it revoked. */
@@ -56,6 +59,7 @@ export async function insertToken(trx: Kysely<Tables> | Transaction<Tables>, tok
       created_at: token.createdAt,
       expires_at: token.expiresAt,
       allowed_cidrs: token.allowedCidrs === null ? null : JSON.stringify(token.allowedCidrs),
+      ...(token.derivation ? { derivable: 1, derive_key: token.derivation.sealedKey, parent_ref: token.derivation.parentRef } : {}),
     })
     .execute();
 }

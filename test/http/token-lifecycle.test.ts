@@ -42,6 +42,9 @@ describe('token lifecycle', () => {
         scopes_used: [],
         state: 'active',
         revoked_at: null,
+        derivable: false,
+        children_revoked_before: null,
+        children_seen: 0,
       });
       expect(res.body).not.toContain(created.token);
     });

@@ -1,6 +1,6 @@
 import { derivationKey, parentRef } from '@rz-auth/token';
 import { isSealed, Sealer, type SealingKeys, UnsealError } from '../../lib/sealed.js';
-import type { StoredDerivation } from './store.js';
+import type { StoredDerivation } from '../../db/derived-tables.js';
 
 /** The GCM additional data: a wrapped key opens only in the token row it was sealed for. */
 const contextOf = (tokenId: string): string => `tokens.derive_key:${tokenId}`;

@@ -1,14 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
+import type { StoredDerivation } from '../../db/derived-tables.js';
 import type { Tables } from '../../db/tables.js';
 import { TOKEN_COLUMNS, type TokenLookup, toRecord } from '../store.js';
-
-/** What a derivable parent keeps beside its digest (contract §14.3). */
-export interface StoredDerivation {
-  /** 32 hex digits: the reference its children carry. */
-  readonly parentRef: string;
-  /** The derivation key, sealed under DERIVE_KEK with the key's id (src/lib/sealed.ts). */
-  readonly sealedKey: string;
-}
 
 /** A parent found by its reference: the lookup of an opaque token, plus what its children need. */
 export interface ParentLookup extends TokenLookup {
