@@ -51,3 +51,14 @@ export function derivableChange(current: { readonly derivable?: boolean }, asked
   if (asked === undefined || (asked === current.derivable)) return undefined;
   return asked ? { field: 'derivable', message: 'cannot be turned on for an existing token: rotate it with derivable: true instead' } : false;
 }
+
+/** `auth.derived` of GET /api/me for a child (contract §14.6). */
+export const MeDerived = Type.Object(
+  {
+    child_id: Type.String({ format: 'uuid', maxLength: 36, description: "The child's id: every attenuation of it shares it." }),
+    labels: Type.Array(Type.String({ maxLength: 400 }), { maxItems: 16, description: 'The `label` caveats in order (the lineage).' }),
+    iat: Type.String({ format: 'date-time', maxLength: 64, description: 'When the child was derived (its first `iat`).' }),
+    aud: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 20, description: 'The effective audience; absent without an `aud` caveat.' })),
+  },
+  { additionalProperties: false, description: 'Derived (`rzd_`) children only.' },
+);
