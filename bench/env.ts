@@ -20,6 +20,8 @@ export type Mode = (typeof MODES)[number];
  * every process of it (the servers, the CLI, the harness writing factors in bench/mfa.ts).
  */
 const MFA_ENCRYPTION_KEY = randomBytes(32).toString('base64');
+/** Derived tokens need DERIVE_KEK (docs/derived-tokens.md): one per run, like MFA_ENCRYPTION_KEY. */
+const DERIVE_KEK = randomBytes(32).toString('base64');
 
 /** The WebAuthn relying party rz-auth runs under in the bench. */
 export const WEBAUTHN_RP = { id: 'bench.example.com', origin: 'https://auth.bench.example.com' } as const;
@@ -99,6 +101,7 @@ export function rzAuthEnv(store: Store): Record<string, string> {
     // measure 409s. Each creation still counts the user's active tokens under the cap.
     MAX_API_TOKENS_PER_USER: '1000000',
     MFA_ENCRYPTION_KEY,
+    DERIVE_KEK,
     // Passkeys on (docs/mfa.md), for passkey-login; the software authenticator of bench/passkey.ts
     // signs for this relying party and origin.
     WEBAUTHN_RP_ID: WEBAUTHN_RP.id,

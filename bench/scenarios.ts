@@ -87,6 +87,7 @@ export const SCENARIOS: readonly Scenario[] = [
   hotMe('me-api-token-allow-list', 'GET /api/me, API token with a network allow-list', (c) => c.allowListedToken, 0.75),
   hotMe('me-app-token', 'GET /api/me, app token', (c) => c.appToken, 0.8),
   hotMe('me-user-jwt', 'GET /api/me, user JWT', (c) => c.jwt, 0.7),
+  hotMe('me-derivable-parent', 'GET /api/me, derivable API token (the baseline of me-derived)', (c) => c.derivableToken, 0.65),
   {
     // Contract §12.11 compares with the previous build, which a run cannot start beside this one:
     // the baseline is this build's password-only JWT (amr ["pwd"]) on the same route. What the
@@ -149,6 +150,15 @@ export const SCENARIOS: readonly Scenario[] = [
     targets: [{ kind: 'mails', min: 200 }, RSS],
   },
   {
+    // Contract §14.10: a 5-caveat child against its own parent, same run (parse, parent lookup, unwrap, HMAC chain).
+    id: 'me-derived',
+    title: 'GET /api/me, 5-caveat rzd_ child, against its derivable parent rz_',
+    server: 'rz-auth',
+    baseline: 'me-derivable-parent',
+    load: (c, s) => me(c.derivedToken, s.connections),
+    targets: [{ kind: 'ratio', min: 0.85 }, RSS],
+  },
+  {
     // What a platform service pays per cache miss, against what the caller itself pays for GET /api/me.
     id: 'introspect',
     title: 'POST /api/introspect (form), API token',
@@ -167,6 +177,23 @@ export const SCENARIOS: readonly Scenario[] = [
     baseline: 'me-api-token',
     load: (c, s) => ({ method: 'POST', path: '/oauth/token', form: { grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: c.deviceCode, client_id: 'rz-cli' }, expectedStatus: 400, connections: s.connections }),
     targets: [{ kind: 'ratio', min: 0.5 }, RSS],
+  },
+  {
+    id: 'introspect-derivable-parent',
+    title: 'POST /api/introspect (form), derivable API token (the baseline of introspect-derived)',
+    server: 'rz-auth',
+    baseline: 'me-api-token',
+    load: (c, s) => ({ method: 'POST', path: '/api/introspect', token: c.serviceToken, form: { token: c.derivableToken }, connections: s.connections }),
+    targets: [{ kind: 'ratio', min: 0.6 }, RSS],
+  },
+  {
+    // Contract §14.10: introspecting a 5-caveat child (its audience names the bench's service) against its parent.
+    id: 'introspect-derived',
+    title: 'POST /api/introspect (form), 5-caveat rzd_ child, against its derivable parent',
+    server: 'rz-auth',
+    baseline: 'introspect-derivable-parent',
+    load: (c, s) => ({ method: 'POST', path: '/api/introspect', token: c.serviceToken, form: { token: c.derivedToken }, connections: s.connections }),
+    targets: [{ kind: 'ratio', min: 0.85 }, RSS],
   },
   {
     // The example service with its token check removed: what the service costs without @rz-auth/verify.

@@ -1,3 +1,4 @@
+import { derive } from '@rz-auth/token';
 import { totpCodeAt } from '../src/account/mfa/totp.js';
 import { request, runCli } from '../test/helpers/server-process.js';
 
@@ -19,6 +20,9 @@ export interface Credentials {
   readonly serviceToken: string;
   /** The device code of a device login left pending, for polling POST /oauth/token. */
   readonly deviceCode: string;
+  /** A derivable API token (`rz_…`, no scopes) and a 5-caveat child of it (contract §14.10). */
+  readonly derivableToken: string;
+  readonly derivedToken: string;
 }
 
 const EMAIL = 'bench@example.com';
@@ -79,9 +83,12 @@ export async function createCredentials(baseUrl: string, env: Record<string, str
     body: { name: 'bench, allow-listed', allowed_cidrs: ['10.0.0.0/8', '192.168.0.0/16', '127.0.0.0/8', '::1/128'] },
   });
   const appToken = await tokenFrom(baseUrl, 'POST', '/api/apps', { token: signupJwt, body: { name: 'Bench app' } });
+  const derivableToken = await tokenFrom(baseUrl, 'POST', '/api/tokens', { token: signupJwt, body: { name: 'bench, derivable', derivable: true } });
+  // Five caveats (iat, exp, scopes, aud, label), the typical child of contract §14.4; a week, so it outlives any run.
+  const derivedToken = derive(derivableToken, { ttl: '7d', scopes: [], aud: ['rz-auth', 'bench'], label: 'bench run' });
   const jwt = await tokenFrom(baseUrl, 'POST', '/api/auth/login', { body: { email: EMAIL, password: PASSWORD } });
   const mfaJwt = await mfaLogin(baseUrl);
-  for (const [token, type] of [[jwt, 'user'], [mfaJwt, 'user'], [apiToken, 'api_token'], [allowListedToken, 'api_token'], [appToken, 'app_token']] as const) {
+  for (const [token, type] of [[jwt, 'user'], [mfaJwt, 'user'], [apiToken, 'api_token'], [allowListedToken, 'api_token'], [appToken, 'app_token'], [derivedToken, 'api_token']] as const) {
     const me = await request(baseUrl, 'GET', '/api/me', { token });
     if ((me.body as { auth?: { type?: unknown } } | null)?.auth?.type !== type) {
       throw new Error(`setup: GET /api/me with a ${type} answered ${me.status}: ${JSON.stringify(me.body)}`);
@@ -98,5 +105,5 @@ export async function createCredentials(baseUrl: string, env: Record<string, str
   const device = await fetch(`${baseUrl}/oauth/device_authorization`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'client_id=rz-cli' });
   const { device_code: deviceCode } = (await device.json()) as { device_code?: unknown };
   if (typeof deviceCode !== 'string') throw new Error(`setup: POST /oauth/device_authorization answered ${device.status}`);
-  return { email: EMAIL, password: PASSWORD, jwt, mfaJwt, apiToken, allowListedToken, appToken, serviceToken, deviceCode };
+  return { email: EMAIL, password: PASSWORD, jwt, mfaJwt, apiToken, allowListedToken, appToken, serviceToken, deviceCode, derivableToken, derivedToken };
 }

@@ -46,6 +46,8 @@ import { TokenLifecycleStore } from './tokens/lifecycle-store.js';
 import { TokenService } from './tokens/service.js';
 import { endedGraces, endedLifetimes, expiringTokens, idleTokens } from './tokens/sweeps.js';
 import { TokenStore } from './tokens/store.js';
+import { bothLoops, checkDerivationKeys, createDerived } from './tokens/derived/wire.js';
+import { DerivationKeys } from './tokens/derived/keys.js';
 import { UsageRecorder } from './tokens/usage.js';
 import { PasswordHasher } from './account/password-hasher.js';
 import { loadBlocklist } from './account/password-policy.js';
@@ -131,6 +133,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     await migrateToLatest(database.db);
     // Before anything reads a secret: a key that opens none of them refuses the start here.
     await resealAll(database.db, new Sealer(config.keyEncryption));
+    await checkDerivationKeys(database.db, new DerivationKeys(config.derived.kek));
     // Start with shared counters if Redis comes up in time; otherwise run degraded (see RateLimiter).
     if (redis && !(await redisReady(redis, 5000))) onError(new Error(`Redis at REDIS_URL is not reachable yet`), 'redis');
     else if (redis) await checkDatabase(redis);
@@ -147,6 +150,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   const metrics = config.metrics ? createMetrics() : null;
   const { counts, propagation } = instruments(metrics);
   const sealer = new Sealer(config.keyEncryption);
+  const derived = createDerived(db, config.derived, clock, config.usageFlushMs, onError);
   const scopes = new ScopeCatalogue(config.scopes);
   const tokenStore = new TokenStore(db);
   const sessionStore = new SessionStore(db);
@@ -175,7 +179,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
   const users = new UserService(userStore, hasher, feed, clock, { minLength: passwords.minLength, blocklist: loadBlocklist() }, counts?.tokens ?? null);
   const email = emailParts(db, config.mail !== null, config.accountEmail, { users, hasher, feed, clock, onError });
   const serviceStore = new ServiceCredentialStore(db);
-  const authenticator = new Authenticator({ tokens: tokenStore, services: serviceStore, sessions: sessionStore, users: userStore, userTokens, usage, sessionUsage, refusals, clock });
+  const authenticator = new Authenticator({ tokens: tokenStore, services: serviceStore, sessions: sessionStore, users: userStore, userTokens, usage, sessionUsage, refusals, clock, derived: derived.authenticator });
   feed.subscribe(async (change) => {
     try {
       // New keys first, then drop cached verifications, so nothing is re-cached under the old keys.
@@ -211,7 +215,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     MAINTENANCE_INTERVAL_MS,
     onError,
   );
-  const background = new Background({ changePolling: propagation ? pollingWatched(polling, feed) : polling, tokenUsage: usage, sessionUsage, refusals, maintenance, webhookDelivery: webhooks.delivery, mailDelivery: mail?.delivery ?? NO_MAIL_DELIVERY });
+  const background = new Background({ changePolling: propagation ? pollingWatched(polling, feed) : polling, tokenUsage: bothLoops(usage, derived.seen), sessionUsage, refusals, maintenance, webhookDelivery: webhooks.delivery, mailDelivery: mail?.delivery ?? NO_MAIL_DELIVERY });
   if (metrics) observeServices(metrics, { database, redis, hasher, keys, feed, events, mailPending: mail ? (cap) => mail.queue.pending(cap) : null });
 
   return {
@@ -219,9 +223,9 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     accounts: new AccountService({ users, userStore, sessions: sessionStore, hasher, userTokens, feed, clock, signupEnabled: config.signupEnabled, audit, signupMail: email.signupMail, secondFactor: mfa.login }),
     email,
     accountSecurity: new AccountSecurity({ sessions: sessionStore, userStore, users, hasher, usage: sessionUsage, feed, clock, passwordChanged: email.passwordChanged }),
-    tokens: new TokenService(tokenStore, usage, feed, clock, scopes, config.tokens, config.caps, history, counts?.tokens),
-    lifecycle: new TokenLifecycle(lifecycleStore, usage, feed, clock, config.tokens, history, counts?.tokens),
-    apps: new AppService(new AppStore(db), feed, clock, scopes, config.tokens, config.caps, counts?.tokens),
+    tokens: new TokenService(tokenStore, usage, feed, clock, scopes, config.tokens, config.caps, history, counts?.tokens, derived.keys),
+    lifecycle: new TokenLifecycle(lifecycleStore, usage, feed, clock, config.tokens, history, counts?.tokens, derived.keys),
+    apps: new AppService(new AppStore(db), feed, clock, scopes, config.tokens, config.caps, counts?.tokens, derived.keys),
     audit,
     auditLog: new AuditLog(audit),
     leaks: new LeakResponse({ tokens: tokenStore, services: serviceStore, feed, clock, github: new GitHubKeys({ url: config.leaks.githubKeysUrl, clock, onError }), counts: counts?.tokens, notice: email.tokenLeaked }),
@@ -230,10 +234,7 @@ async function wire(config: Config, { database, redis, clock, onError, requireFe
     serviceCredentials: new ServiceCredentials(serviceStore, feed, clock),
     keys, authenticator,
     introspector: new Introspector(authenticator, config.jwt.issuer),
-    feed,
-    events,
-    background,
-    maintenance,
+    feed, events, background, maintenance,
     webhooks: webhooks.service,
     webhookDelivery: webhooks.delivery,
     rateLimiter: new RateLimiter(config.rateLimits, redis, config.redisPrefix),

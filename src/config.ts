@@ -15,6 +15,7 @@ import { mailFrom, type MailSettings } from './mail/config.js';
 import { type AccountEmailConfig, accountEmailFrom } from './account/email-config.js';
 import { type MfaConfig, mfaFrom } from './account/mfa/config.js';
 import { type DeviceFlowConfig, deviceFlowFrom } from './oauth/config.js';
+import { type DerivedConfig, derivedFrom } from './tokens/derived/config.js';
 import { bool, ConfigError, type Env, int, oneOf, optionalInt, raw } from './lib/env-vars.js';
 import { deepFreeze } from './lib/freeze.js';
 
@@ -87,6 +88,7 @@ export interface Config {
   readonly accountEmail: AccountEmailConfig; // EMAIL_VERIFICATION_REQUIRED, RESET_TOKEN_TTL_S, VERIFY_TOKEN_TTL_S
   readonly mfa: MfaConfig; // second factors, passkeys, step-up (MFA_ENCRYPTION_KEY, WEBAUTHN_*, REAUTH_MAX_AGE_S, ...)
   readonly device: DeviceFlowConfig; // CLI login by device authorization (PUBLIC_URL, DEVICE_*; docs/device-flow.md)
+  readonly derived: DerivedConfig; // derived tokens (DERIVE_KEK, DERIVE_KEK_OLD, DERIVED_MAX_TTL_S)
 }
 
 function parseQuota(env: Env, name: string, fallback: string): Quota | null {
@@ -231,18 +233,16 @@ export function loadConfig(env: Env): Config {
       maxStreamsPerCredential: int(env, 'EVENTS_STREAMS_PER_CREDENTIAL', 100, 1, 10_000),
     },
     webhooks: {
-      allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
-      timeoutMs: int(env, 'WEBHOOK_TIMEOUT_SECONDS', 10, 1, 60) * 1000,
+      allowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false), timeoutMs: int(env, 'WEBHOOK_TIMEOUT_SECONDS', 10, 1, 60) * 1000,
       connectTimeoutMs: int(env, 'WEBHOOK_CONNECT_TIMEOUT_SECONDS', 5, 1, 60) * 1000,
     },
     keyEncryption: sealingKeysFrom(env),
     corsOrigins: parseCorsOrigins(env),
     leaks: { githubKeysUrl: parseKeysUrl(raw(env, 'LEAK_GITHUB_KEYS_URL')) },
     caps: capsFrom(env),
-    metrics: metricsFrom(env),
-    mail: mailFrom(env),
+    metrics: metricsFrom(env), mail: mailFrom(env),
     accountEmail: accountEmailFrom(env, raw(env, 'SMTP_URL') !== undefined),
-    mfa: mfaFrom(env),
+    mfa: mfaFrom(env), derived: derivedFrom(env),
     device: deviceFlowFrom(env, { host, port }),
   };
   checkHopsOnWildcard(config.trustProxy, config.host, bool(env, HOPS_CONFIRMED, false));

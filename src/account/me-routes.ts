@@ -4,6 +4,7 @@ import { iso } from '../clock.js';
 import { operation } from '../api/operation.js';
 import { type Http, principalOf, type RouteAuth } from '../api/route.js';
 import { Amr, AMR_DESCRIPTION, Label, NullableTimestamp, Timestamp, UserSummary, Uuid } from '../api/schemas.js';
+import { MeDerived } from '../tokens/derived/parents.js';
 import { MAX_SCOPE_NAME_LENGTH, MAX_TOKEN_SCOPES, SCOPE_NAME } from '../tokens/scopes.js';
 
 const MeResponse = Type.Object(
@@ -26,6 +27,7 @@ const MeResponse = Type.Object(
         expires_at: NullableTimestamp,
         amr: Type.Optional({ ...Amr, description: `User tokens only. ${AMR_DESCRIPTION}` }),
         auth_time: Type.Optional({ ...Timestamp, description: 'User tokens only: the last password, second-factor or step-up authentication.' }),
+        derived: Type.Optional(MeDerived),
       },
       { additionalProperties: false },
     ),
@@ -62,6 +64,7 @@ function meBody(p: Principal): Static<typeof MeResponse> {
       scopes: [...p.scopes],
       expires_at: p.expiresAt === null ? null : iso(p.expiresAt),
       ...(p.auth ? { amr: [...p.auth.amr], auth_time: iso(p.auth.authTime) } : {}),
+      ...(p.derived ? { derived: { child_id: p.derived.childId, labels: [...p.derived.labels], iat: iso(p.issuedAt), ...(p.derived.aud ? { aud: [...p.derived.aud] } : {}) } } : {}),
     },
     ...(p.app ? { app: { id: p.app.id, name: p.app.name } } : {}),
   };

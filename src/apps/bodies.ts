@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { AllowedCidrs } from '../api/schemas.js';
+import { DerivableRequest } from '../tokens/derived/parents.js';
 import type { ScopeCatalogue } from '../scopes/catalogue.js';
 import { requestedScopes } from '../scopes/routes.js';
 
@@ -23,7 +24,7 @@ export const registerAppBody = (catalogue: ScopeCatalogue) =>
 /** The body of POST /api/apps/{id}/tokens, which may be omitted. */
 export const issueTokenBody = (catalogue: ScopeCatalogue) =>
   Type.Object(
-    { scopes: Type.Optional(requestedScopes(catalogue, 'app_token', APP_TOKEN_SCOPES)), allowed_cidrs: Type.Optional(AllowedCidrs) },
+    { scopes: Type.Optional(requestedScopes(catalogue, 'app_token', APP_TOKEN_SCOPES)), allowed_cidrs: Type.Optional(AllowedCidrs), derivable: DerivableRequest },
     { additionalProperties: false },
   );
 

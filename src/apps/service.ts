@@ -11,6 +11,8 @@ import { cleanLabel, cleanText } from '../lib/text.js';
 import type { ScopeCatalogue } from '../scopes/catalogue.js';
 import { narrows } from '../tokens/cidrs.js';
 import { impliedExpiry, NO_POLICY, type TokenPolicy } from '../tokens/policy.js';
+import { armed, derivableError } from '../tokens/derived/parents.js';
+import type { DerivationKeys } from '../tokens/derived/keys.js';
 import { isFieldError, type MintedToken, mintToken, requestedCidrs, tokenDetails } from '../tokens/service.js';
 import type { NewToken } from '../tokens/store.js';
 import type { IssueAppTokenBody, RegisterAppBody } from './bodies.js';
@@ -69,6 +71,7 @@ export class AppService {
     private readonly policy: TokenPolicy = NO_POLICY,
     private readonly caps: OwnershipCaps = DEFAULT_CAPS,
     private readonly counts: TokenCounts | null = null,
+    private readonly derivation: DerivationKeys | null = null,
   ) {}
 
   /** App tokens have no expiry of their own; under a maximum lifetime they get the longest allowed. */
@@ -131,6 +134,8 @@ export class AppService {
     const errors = this.catalogue.check('app_token', input.scopes);
     const allowedCidrs = requestedCidrs(input.allowed_cidrs);
     if (isFieldError(allowedCidrs)) errors.push(allowedCidrs);
+    const derivable = derivableError(input.derivable, this.derivation);
+    if (derivable) errors.push(derivable);
     const now = this.clock.now();
     const limits = isFieldError(allowedCidrs) ? [] : limitsFrom(maker, input.scopes, allowedCidrs, this.expiry(now));
     if (Array.isArray(limits)) errors.push(...limits);
@@ -138,7 +143,7 @@ export class AppService {
     const app = await this.find(userId, appId);
     const createdAt = iso(now);
     const fields = { userId, appId: app.id, name: app.name, scopes: sorted(input.scopes), createdAt, ...limits };
-    const minted = mintToken('app', fields);
+    const minted = armed(mintToken('app', fields), input.derivable, this.derivation);
     const inserted = await this.store.insertToken(minted.record, this.tokenCreated(minted.record, context, now), this.caps.tokensPerApp);
     if (inserted === false) throw notFound();
     if (inserted === 'full') throw capReached('tokensPerApp', this.caps.tokensPerApp);

@@ -14,6 +14,7 @@ import { acceptSession, type CachedSession, type JwtEntry, jwtKey, toCachedSessi
 import type { UserTokens } from './jwt.js';
 import { findOpaque, type OpaqueEntry } from './opaque.js';
 import type { Caller, CredentialType, Principal } from './principal.js';
+import { type DerivedAuthenticator, RZ_AUTH_AUDIENCE } from '../tokens/derived/authenticate.js';
 
 const CACHE_SIZE = 50_000;
 
@@ -37,6 +38,8 @@ export interface AuthenticatorDeps {
   readonly refusals?: RefusalRecorder;
   /** Entries per cache (default 50,000); a test makes it small to reach eviction. */
   readonly cacheSize?: number;
+  /** Checks `rzd_` children (contract §14); without it every child is invalid. */
+  readonly derived?: DerivedAuthenticator;
 }
 
 /**
@@ -78,8 +81,9 @@ export class Authenticator {
    * caller's behalf): at once when the caches decide, otherwise after a lookup.
    * @throws ProblemError invalid_token (or rejects with it), identical for every reason.
    */
-  authenticate(token: string, address: string | null): Promise<Caller> | Caller {
+  authenticate(token: string, address: string | null, audience = RZ_AUTH_AUDIENCE): Promise<Caller> | Caller {
     if (token.startsWith('eyJ')) return this.authenticateJwt(token);
+    if (token.startsWith('rzd_')) return this.deps.derived ? this.deps.derived.authenticate(token, address, audience) : Promise.reject(invalidToken());
     return this.authenticateOpaque(token, address);
   }
 

@@ -42,6 +42,9 @@ const IntrospectionResponse = Type.Object(
       description:
         'Present only for a token limited to networks: introspection does not know your caller\'s address, so your service must refuse the token unless its caller\'s address is inside one of them (@rz-auth/verify does).',
     }),
+    derived: Type.Optional(Type.Boolean({ description: 'True for a derived child (`rzd_`): `jti` is then its child id, `iat` the child\'s, `exp` and `scope` the effective ones (docs/derived-tokens.md).' })),
+    parent_id: Type.Optional(Type.String({ ...Uuid, description: 'Derived children only: the id of the API or app token it was derived from.' })),
+    aud: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 20, description: 'Derived children with an `aud` caveat only: the effective audience (your credential\'s name is in it).' })),
   },
   { additionalProperties: false },
 );
@@ -65,9 +68,10 @@ export function introspectionRoutes(app: Http, introspector: Introspector, metri
       success: { 200: { description: 'The answer about the token; never cached (`Cache-Control: no-store`).', schema: IntrospectionResponse } },
     }),
     handler: async (request) => {
-      if (!metrics) return introspector.introspect(request.body.token);
+      // A derived child names the services that may accept it by their credential's name (contract §14.6).
+      if (!metrics) return introspector.introspect(request.body.token, serviceOf(request).name);
       const started = performance.now();
-      const answer = await introspector.introspect(request.body.token);
+      const answer = await introspector.introspect(request.body.token, serviceOf(request).name);
       metrics.answered(serviceOf(request).name, answer.active, (performance.now() - started) / 1000);
       return answer;
     },

@@ -30,6 +30,10 @@ export interface ActiveToken {
    * service's caller's address; the service must (packages/verify does).
    */
   readonly allowed_cidrs?: string[];
+  /** Derived children (contract §14.6): `jti` is then the child id; `parent_id` its parent's id; `aud` its effective audience. */
+  readonly derived?: true;
+  readonly parent_id?: string;
+  readonly aud?: string[];
 }
 
 /** Whatever made a token unusable, the answer is this, and nothing more. */
@@ -49,13 +53,13 @@ export class Introspector {
   ) {}
 
   /** @throws only what is no answer about the token (a store that cannot be reached). */
-  async introspect(token: string): Promise<Introspection> {
+  async introspect(token: string, audience?: string): Promise<Introspection> {
     // Bounded as a bearer header is: a longer string is no token of ours, and costs no work.
     if (token.length > MAX_TOKEN_LENGTH) return INACTIVE;
     let caller: Caller;
     try {
       // No client address: the service asks on its caller's behalf, and applies the allow-list itself.
-      caller = await this.authenticator.authenticate(token, null);
+      caller = await this.authenticator.authenticate(token, null, audience);
     } catch (error) {
       // The authenticator's refusals are all one invalid_token, so the answer cannot tell them apart either.
       if (error instanceof ProblemError && error.code === 'invalid_token') return INACTIVE;
@@ -78,6 +82,7 @@ export class Introspector {
       ...(caller.app ? { client_id: caller.app.id } : {}),
       ...(caller.auth ? { amr: [...caller.auth.amr], auth_time: Math.floor(caller.auth.authTime / 1000) } : {}),
       ...(caller.allowedCidrs === null ? {} : { allowed_cidrs: [...caller.allowedCidrs] }),
+      ...(caller.derived ? { derived: true, parent_id: caller.credentialId, jti: caller.derived.childId, ...(caller.derived.aud ? { aud: [...caller.derived.aud] } : {}) } : {}),
     };
   }
 }

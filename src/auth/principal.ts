@@ -23,6 +23,19 @@ export interface Principal {
   readonly auth?: Authentication;
   /** A user token with the enrolment audience (contract §12.7): only the enrolment routes accept it. */
   readonly enrollOnly?: true;
+  /** A derived child (`rzd_`) of the API or app token named by `credentialId` (contract §14.6). */
+  readonly derived?: DerivedUse;
+}
+
+/** What a child adds to its parent's principal; its scopes, expiry and networks are the effective ones. */
+export interface DerivedUse {
+  /** UUID text form. */
+  readonly childId: string;
+  readonly labels: readonly string[];
+  /** The effective audience; undefined without an `aud` caveat. */
+  readonly aud: readonly string[] | undefined;
+  /** Each `rl` caveat: a bucket keyed by the child id (policy `child`). */
+  readonly rl: readonly { readonly q: number; readonly w: number }[];
 }
 
 /** A platform service, by its credential (`rzs_`): it may only introspect tokens and read the event stream. */

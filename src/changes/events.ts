@@ -12,7 +12,8 @@ export interface TokenRevoked {
 /** A token's scopes were narrowed (the token lifecycle's PATCH records it). */
 export interface TokenUpdated {
   readonly type: 'token.updated';
-  readonly data: { readonly token_id: string; readonly scopes: readonly string[] };
+  /** `derivable: false` when derivation was turned off: every child of the token is dead (contract §14.6). */
+  readonly data: { readonly token_id: string; readonly scopes: readonly string[]; readonly derivable?: false };
 }
 
 export interface SessionRevoked {

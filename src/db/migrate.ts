@@ -18,6 +18,7 @@ import * as m0015 from './migrations/0015_email_links.js';
 import * as m0016 from './migrations/0016_second_factors.js';
 import * as m0017 from './migrations/0017_session_authentication.js';
 import * as m0018 from './migrations/0018_device_flow.js';
+import * as m0019 from './migrations/0019_derived_tokens.js';
 
 /** Migrations are imported statically so the build output needs no directory scanning. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -39,6 +40,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0016_second_factors': m0016,
   '0017_session_authentication': m0017,
   '0018_device_flow': m0018,
+  '0019_derived_tokens': m0019,
 };
 
 /**

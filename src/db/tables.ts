@@ -1,6 +1,7 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { EmailChangeRequestsTable, LinkTokensTable, MailOutboxTable, PasswordResetRequestsTable } from './mail-tables.js';
 import type { DeviceRequestsTable, OAuthClientsTable } from './device-tables.js';
+import type { DerivedRevocationsTable, DerivedSeenTable } from './derived-tables.js';
 import type { MfaFactorsTable, MfaLockoutsTable, MfaPendingLoginsTable, MfaRecoveryCodesTable, MfaUsersTable, WebAuthnChallengesTable } from './mfa-tables.js';
 
 /*
@@ -73,6 +74,14 @@ export interface TokensTable {
   origin: Generated<'api' | 'device_flow'>;
   client_id: Generated<string | null>;
   device_name: Generated<string | null>;
+  /** 1 when children may be derived from the token (contract §14.3). */
+  derivable: Generated<number>;
+  /** The derivation key sealed under DERIVE_KEK (src/tokens/derived/keys.ts); null when not derivable. */
+  derive_key: Generated<string | null>;
+  /** 32 hex digits its children carry; null when never derivable. */
+  parent_ref: Generated<string | null>;
+  /** Children whose `iat` is before this are dead (revoke-all). */
+  children_revoked_before: Generated<string | null>;
 }
 
 /** The scopes each token has exercised, one row per token and scope. */
@@ -212,4 +221,6 @@ export interface Tables {
   mfa_lockouts: MfaLockoutsTable;
   oauth_clients: OAuthClientsTable;
   device_requests: DeviceRequestsTable;
+  derived_revocations: DerivedRevocationsTable;
+  derived_seen: DerivedSeenTable;
 }

@@ -22,7 +22,7 @@ const EventHeaders = Type.Object({
 const DESCRIPTION = `Needs a service credential (\`rzs_\`). A stream (\`text/event-stream\`) of the changes that can make a cached answer about a token wrong, from every instance: each \`id: <monotonic id>\`, \`event: <type>\`, \`committed_at: <milliseconds since the epoch>\` (when the change was committed, to measure how long it took to arrive; absent on changes recorded by an older version, and on \`reset\`), \`data: <JSON>\`.
 
 - \`token.revoked\` \`{ token_id, token_type, user_id, app_id? }\`
-- \`token.updated\` \`{ token_id, scopes }\`
+- \`token.updated\` \`{ token_id, scopes, derivable? }\` (\`derivable: false\` when derivation was turned off: drop the token's children too)
 - \`session.revoked\` \`{ session_id, user_id }\`
 - \`user.deleted\` \`{ user_id }\`
 - \`app.deleted\` \`{ app_id, user_id }\`

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteAuth } from '../api/route.js';
 import { ENROLMENT_OPERATIONS } from '../api/enrolment-operations.js';
 import { STEP_UP_OPERATIONS } from '../api/step-up-operations.js';
+import { CHILD_OPERATIONS } from '../api/child-operations.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { Caller } from '../auth/principal.js';
 import { insufficientScope, ProblemError, SERVICE_SCOPE } from '../errors.js';
@@ -80,6 +81,7 @@ export function registerGuard(app: FastifyInstance, authenticator: Authenticator
     const decidedLater = operationId !== undefined && STEP_UP_OPERATIONS.has(operationId);
     // The one list the OpenAPI document is written from (api/operation.ts), so the two cannot disagree.
     const enrolment = operationId !== undefined && ENROLMENT_OPERATIONS.has(operationId);
+    const childAllowed = operationId !== undefined && CHILD_OPERATIONS.has(operationId);
     // Each guarded request counts one decision (metrics) and puts it on its span (traces): the one the guard answered.
     const refused = (request: FastifyRequest, caller: Caller | undefined, error: Error, done: (error?: Error) => void): void => {
       if (decisions) countRefusal(decisions, caller, error);
@@ -94,6 +96,7 @@ export function registerGuard(app: FastifyInstance, authenticator: Authenticator
         }
         try {
           authorize(principal, auth);
+          if (principal.type !== 'service' && principal.derived && !childAllowed) throw insufficientScope(neededScope(auth));
           // MFA_REQUIRED: a token with the enrolment audience opens the enrolment routes only (contract §12.7).
           if (principal.type === 'user' && principal.enrollOnly && !enrolment) throw new ProblemError('mfa_enrollment_required');
         } catch (error) {

@@ -3,12 +3,12 @@ import { asRead, decodeOnce, NOT_PLAIN, withoutInvisible } from './text.js';
 /**
  * Token-shaped strings, wherever they stand (no `\b`: a percent-encoded space or quote before a
  * token is a letter or digit), in any letter case: API, app and service tokens, even with a bad
- * checksum, the link tokens of mails (`rzl_`, base64url), webhook signing secrets (`whsec_`), and anything that starts like a JWT. Logs must never
+ * checksum, the link tokens of mails (`rzl_`) and derived children (`rzd_`), both base64url, webhook signing secrets (`whsec_`), and anything that starts like a JWT. Logs must never
  * hold a credential, even one a client put in a URL by mistake. Linear on any input: the JWT
  * alternative can always end where its run of base64url characters ends (the dots are optional),
  * so a match never fails after a long scan and no start position is scanned twice.
  */
-const TOKEN_SHAPED = /rz[as]?_[0-9a-z]{8,}|rzl_[0-9a-z_-]{8,}|whsec_[0-9a-z+/]*|eyJ[a-z0-9_-]*(?:\.[a-z0-9_-]*){0,2}/gi;
+const TOKEN_SHAPED = /rz[as]?_[0-9a-z]{8,}|rz[dl]_[0-9a-z_-]{8,}|whsec_[0-9a-z+/]*|eyJ[a-z0-9_-]*(?:\.[a-z0-9_-]*){0,2}/gi;
 /**
  * A run of 40 or more letters and digits: a token without its public prefix, which is the whole
  * secret. Looked for in text a client sent only, not on every line: every run of letters is a

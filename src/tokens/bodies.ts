@@ -3,6 +3,7 @@ import { AllowedCidrs, ScopeName } from '../api/schemas.js';
 import type { ScopeCatalogue } from '../scopes/catalogue.js';
 import { requestedScopes } from '../scopes/routes.js';
 import { MAX_TOKEN_SCOPES } from './scopes.js';
+import { DerivableRequest, DerivableUpdate } from './derived/parents.js';
 
 /*
  * The request bodies of /api/tokens… that the services take as validated, apart from the routes so
@@ -24,6 +25,7 @@ export const createTokenBody = (catalogue: ScopeCatalogue) =>
         }),
       ),
       allowed_cidrs: Type.Optional(AllowedCidrs),
+      derivable: DerivableRequest,
     },
     { additionalProperties: false },
   );
@@ -36,6 +38,7 @@ export const UpdateBody = Type.Object(
     name: Type.Optional(Type.String({ maxLength: 1000, description: '1 to 100 characters after trimming.', examples: ['deploy script'] })),
     scopes: Type.Optional(Type.Array(ScopeName, { maxItems: MAX_TOKEN_SCOPES, description: 'A subset of the current scopes.' })),
     allowed_cidrs: Type.Optional({ ...AllowedCidrs, description: 'Every network inside one the token already allows; any list for a token without one.' }),
+    derivable: DerivableUpdate,
   },
   { additionalProperties: false },
 );

@@ -9,6 +9,7 @@ import { MAX_TOKEN_SCOPES } from './scopes.js';
 import type { TokenDetail } from './lifecycle-store.js';
 import { MAX_GRACE_SECONDS, type TokenLifecycle } from './lifecycle.js';
 import { tokenSummary } from './routes.js';
+import { DerivableRequest, derivedFields } from './derived/parents.js';
 import type { TokenRecord } from './store.js';
 
 /** The prefix and last four characters of an API or app token: what lists show of its value. */
@@ -36,6 +37,7 @@ const Detail = Type.Object(
     device_name: Type.Union([Type.String({ maxLength: 64, examples: ['ada-laptop'] }), Type.Null()], {
       description: 'The name the device reported for itself, unverified; null when it gave none, and for other tokens.',
     }),
+    ...derivedFields,
     scopes_used: Type.Array(ScopeName, {
       uniqueItems: true,
       maxItems: MAX_TOKEN_SCOPES,
@@ -51,6 +53,7 @@ const RotateBody = Type.Object(
     grace_seconds: Type.Optional(
       Type.Integer({ format: 'int32', minimum: 0, maximum: MAX_GRACE_SECONDS, description: 'How long the old token keeps working; 0 (the default) ends it at once.', examples: [3600] }),
     ),
+    derivable: DerivableRequest,
   },
   { additionalProperties: false },
 );
@@ -111,7 +114,7 @@ export function tokenLifecycleRoutes(app: Http, lifecycle: TokenLifecycle): void
       method: 'PATCH',
       operationId: 'updateToken',
       tags: ['tokens'],
-      summary: 'Rename a token, or narrow its scopes or networks',
+      summary: 'Rename a token, or narrow its scopes, networks or derivation',
       description: `${ACTIVE_ONLY} Scopes and networks may only shrink (400 naming the field otherwise). Effective on the next request, on every instance. A body that names no field, or only values the token already has, changes nothing and records no event. A token already rotated is 409: change its replacement.`,
       auth: USER_TOKEN_ONLY,
       params: IdParams,
@@ -138,7 +141,7 @@ export function tokenLifecycleRoutes(app: Http, lifecycle: TokenLifecycle): void
       success: { 201: { description: 'Rotated: the new token and its value.', schema: Rotated } },
     }),
     handler: async (request, reply) => {
-      const { value, token, replaces } = await lifecycle.rotate(principalOf(request).user.id, request.params.id, request.body?.grace_seconds ?? 0, contextOf(request));
+      const { value, token, replaces } = await lifecycle.rotate(principalOf(request).user.id, request.params.id, request.body?.grace_seconds ?? 0, contextOf(request), request.body?.derivable);
       return reply.code(201).send({
         id: token.id,
         token: value,

@@ -5,6 +5,7 @@ import { changeTransaction, recordChange } from '../changes/store.js';
 import type { Tables } from '../db/tables.js';
 import { inState, listed, type ListedToken, listTokens, TOKEN_STATES, type TokenListQuery } from './list-store.js';
 import { insertToken, type NewToken, type RevokedToken, revokeIn, TOKEN_COLUMNS, type TokenDevice, type TokenRecord, toRecord } from './store.js';
+import { childrenSeen } from './record-store.js';
 
 /** A token with what its detail shows beyond the list item. */
 export interface TokenDetail extends ListedToken {
@@ -19,6 +20,8 @@ export interface TokenChanges {
   readonly name?: string;
   readonly scopes?: readonly string[];
   readonly allowedCidrs?: readonly string[];
+  /** Derivation turned off: the wrapped key is forgotten, so every child dies (contract §14.3). */
+  readonly derivable?: false;
 }
 
 /** How many rows one sweep revokes per round; the rest wait for the next round. */
@@ -59,7 +62,7 @@ export class TokenLifecycleStore {
   private async find(id: string, userId: string, now: string, visible: (eb: ExpressionBuilder<Tables, 'tokens'>) => Expression<SqlBool>): Promise<TokenDetail | undefined> {
     const row = await this.db
       .selectFrom('tokens')
-      .select([...TOKEN_COLUMNS, 'tokens.last_used_ip', 'tokens.revoked_at', 'tokens.origin', 'tokens.client_id', 'tokens.device_name'])
+      .select([...TOKEN_COLUMNS, 'tokens.last_used_ip', 'tokens.revoked_at', 'tokens.origin', 'tokens.client_id', 'tokens.device_name', childrenSeen])
       .where('tokens.id', '=', id)
       .where('tokens.user_id', '=', userId)
       .where(visible)
@@ -90,13 +93,15 @@ export class TokenLifecycleStore {
           ...(changes.name === undefined ? {} : { name: changes.name }),
           ...(changes.scopes === undefined ? {} : { scopes: JSON.stringify(changes.scopes) }),
           ...(changes.allowedCidrs === undefined ? {} : { allowed_cidrs: JSON.stringify(changes.allowedCidrs) }),
+          ...(changes.derivable === false ? { derivable: 0, derive_key: null } : {}),
         })
         .where(unchanged(current))
         .where(activeAt(at))
         .executeTakeFirst();
       if (result.numUpdatedRows === 0n) return false;
       const scopes = [...(changes.scopes ?? current.scopes)];
-      await recordChange(trx, 'token', current.id, at, { type: 'token.updated', data: { token_id: current.id, scopes } });
+      const data = { token_id: current.id, scopes, ...(changes.derivable === false ? { derivable: false as const } : {}) };
+      await recordChange(trx, 'token', current.id, at, { type: 'token.updated', data });
       await recordAudit(trx, event);
       return true;
     });

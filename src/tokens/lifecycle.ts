@@ -13,6 +13,8 @@ import { keysetPage, type Page, type PageRequest } from '../lib/pages.js';
 import type { RevokedToken, TokenRecord } from './store.js';
 import type { UsageRecorder } from './usage.js';
 import type { UpdateTokenBody } from './bodies.js';
+import { armed, derivableChange, derivableError } from './derived/parents.js';
+import type { DerivationKeys } from './derived/keys.js';
 import { countedType, type TokenCounts } from '../observability/metrics/tokens.js';
 
 /** The longest grace a rotation may give the old token: a week. */
@@ -36,6 +38,7 @@ export class TokenLifecycle {
     private readonly policy: TokenPolicy,
     private readonly history: TokenHistory = DEFAULT_HISTORY,
     private readonly counts: TokenCounts | null = null,
+    private readonly derivation: DerivationKeys | null = null,
   ) {}
 
   /** Listed tokens that ended before this are no longer shown. */
@@ -95,10 +98,12 @@ export class TokenLifecycle {
    * rotations at once one wins and the other is 409, as if it came second; a narrowing that lands
    * meanwhile is read again, so the new token never has what the old one just lost.
    */
-  async rotate(userId: string, id: string, graceSeconds: number, context: RequestContext): Promise<{ value: string; token: TokenRecord; replaces: string }> {
+  async rotate(userId: string, id: string, graceSeconds: number, context: RequestContext, derivable?: boolean): Promise<{ value: string; token: TokenRecord; replaces: string }> {
+    const refusal = derivableError(derivable, this.derivation);
     if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_GRACE_SECONDS) {
-      throw validationFailed([{ field: 'grace_seconds', message: `must be a whole number from 0 to ${MAX_GRACE_SECONDS}` }]);
+      throw validationFailed([{ field: 'grace_seconds', message: `must be a whole number from 0 to ${MAX_GRACE_SECONDS}` }, ...(refusal ? [refusal] : [])]);
     }
+    if (refusal) throw validationFailed([refusal]);
     for (let attempt = 1; ; attempt++) {
       const old = await this.active(userId, id).catch(async (error: unknown) => {
         // A rotation without grace revokes the old token at once: it is gone, but rotated all the same.
@@ -107,7 +112,7 @@ export class TokenLifecycle {
         throw error;
       });
       if (old.replacedBy !== null) throw alreadyRotated();
-      const rotated = await this.replace(old, graceSeconds, context);
+      const rotated = await this.replace(old, graceSeconds, context, derivable);
       if (rotated) {
         await this.feed.committed('token', id);
         return rotated;
@@ -117,12 +122,12 @@ export class TokenLifecycle {
   }
 
   /** Mints the replacement of `old` and commits the rotation; undefined when `old` changed since it was read. */
-  private async replace(old: TokenRecord, graceSeconds: number, context: RequestContext): Promise<{ value: string; token: TokenRecord; replaces: string } | undefined> {
+  private async replace(old: TokenRecord, graceSeconds: number, context: RequestContext, derivable?: boolean): Promise<{ value: string; token: TokenRecord; replaces: string } | undefined> {
     const { userId } = old;
     const now = this.clock.now();
     const lifetime = old.expiresAt === null ? null : Date.parse(old.expiresAt) - Date.parse(old.createdAt);
     const expiresAt = impliedExpiry(lifetime, now, this.policy);
-    const { value, record } = mintToken(old.kind, {
+    const { value, record } = armed(mintToken(old.kind, {
       userId,
       appId: old.appId,
       name: old.name,
@@ -130,7 +135,7 @@ export class TokenLifecycle {
       createdAt: iso(now),
       expiresAt: expiresAt === null ? null : iso(expiresAt),
       allowedCidrs: old.allowedCidrs,
-    });
+    }), derivable, this.derivation);
     const graceEnd = graceSeconds === 0 ? null : iso(now + graceSeconds * 1000);
     let endedAgain = 0;
     const audit = (revoked: RevokedToken[]): AuditEvent[] => {
@@ -153,7 +158,7 @@ export class TokenLifecycle {
     // Without a grace the old token ends now too; with one, the sweep counts it when its grace ends.
     const ended = endedAgain + (graceEnd === null ? 1 : 0);
     for (let i = 0; i < ended; i++) this.counts?.revoked(type, 'rotation');
-    return { value, token: { ...record, lastUsedAt: null, replacedBy: null }, replaces: old.id };
+    return { value, token: { ...record, lastUsedAt: null, replacedBy: null, derivable: record.derivation != null }, replaces: old.id };
   }
 
   /** A page of the tokens in `state` of one of the caller's apps, newest first. */
@@ -175,6 +180,7 @@ function updated(current: TokenRecord, changes: TokenChanges, context: RequestCo
     ...(changes.name === undefined ? {} : { name: changes.name }),
     ...(changes.scopes === undefined ? {} : { scopes: changes.scopes }),
     ...(changes.allowedCidrs === undefined ? {} : { allowed_cidrs: changes.allowedCidrs }),
+    ...(changes.derivable === false ? { derivable: false } : {}),
   };
   return auditEvent({ type: 'token.updated', userId: current.userId, subject: { type: 'token', id: current.id }, details }, context, now);
 }
@@ -198,8 +204,11 @@ function checkChanges(current: TokenRecord, input: UpdateTokenBody): TokenChange
       errors.push({ field: 'allowed_cidrs', message: 'every network must lie inside one the token already allows' });
     } else allowedCidrs = parsed;
   }
+  const derivable = derivableChange(current, input.derivable);
+  if (isFieldError(derivable)) errors.push(derivable);
   if (errors.length > 0 || (name !== undefined && typeof name !== 'string')) throw validationFailed(errors);
   return {
+    ...(derivable === false ? { derivable } : {}),
     ...(name === undefined || name === current.name ? {} : { name }),
     ...(scopes === undefined || sameSet(scopes, current.scopes) ? {} : { scopes }),
     ...(allowedCidrs === undefined || (current.allowedCidrs !== null && sameSet(allowedCidrs, current.allowedCidrs)) ? {} : { allowedCidrs }),

@@ -2,7 +2,7 @@ import type { ExpressionBuilder, Kysely, Transaction } from 'kysely';
 import { fewerThan, newestFirst } from '../db/pages.js';
 import type { Tables } from '../db/tables.js';
 import type { PageRequest } from '../lib/pages.js';
-import { TOKEN_COLUMNS, type TokenRecord, toRecord } from './record-store.js';
+import { childrenSeen, TOKEN_COLUMNS, type TokenRecord, toRecord } from './record-store.js';
 
 /** Where a token is in its life: usable, past its expiry, or revoked (by its owner, a leak report, a sweep). */
 export const TOKEN_STATES = ['active', 'expired', 'revoked'] as const;
@@ -61,7 +61,7 @@ type Db = Kysely<Tables> | Transaction<Tables>;
 export async function listTokens(db: Db, query: TokenListQuery): Promise<ListedToken[]> {
   const base = db
     .selectFrom('tokens')
-    .select([...TOKEN_COLUMNS, 'tokens.revoked_at'])
+    .select([...TOKEN_COLUMNS, 'tokens.revoked_at', childrenSeen])
     .where(ownedBy(query.owner))
     .where(inState(query.state, query.now, query.endedSince));
   const rows = await newestFirst(base, 'tokens', query.page).execute();

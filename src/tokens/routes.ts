@@ -11,6 +11,7 @@ import { createTokenBody } from './bodies.js';
 import type { TokenService } from './service.js';
 import { ENDED_VISIBLE, EndFields, StateParam } from './state-schemas.js';
 import type { ListedToken } from './list-store.js';
+import { derivedFields, derivedSummary } from './derived/parents.js';
 
 
 const CreatedToken = Type.Object(
@@ -40,6 +41,7 @@ const TokenSummary = Type.Object(
     last_used_at: Type.Union([Timestamp, Type.Null()], { description: 'Updated within a few seconds of use.' }),
     hint: Type.String({ pattern: '^rz_[0-9A-Za-z]{4}$', maxLength: 7, description: '`rz_` and the last four characters of the value.', examples: ['rz_x7Qa'] }),
     ...EndFields,
+    ...derivedFields,
   },
   { additionalProperties: false },
 );
@@ -55,6 +57,7 @@ export const tokenSummary = (t: ListedToken) => ({
   hint: t.hint,
   state: t.state,
   revoked_at: t.revokedAt,
+  ...derivedSummary(t),
 });
 
 const TokensQuery = Type.Object({ ...PageParams, state: StateParam }, { additionalProperties: false });

@@ -15,6 +15,8 @@ import type { ListedToken, TokenState } from './list-store.js';
 import type { NewToken, RevokedToken, TokenRecord, TokenStore } from './store.js';
 import type { UsageRecorder } from './usage.js';
 import type { CreateApiTokenBody } from './bodies.js';
+import { armed, derivableError } from './derived/parents.js';
+import type { DerivationKeys } from './derived/keys.js';
 import { countedType, type TokenCounts } from '../observability/metrics/tokens.js';
 
 /** A token as this instance knows it: the store's record with this instance's unflushed last use. */
@@ -86,6 +88,8 @@ export class TokenService {
     private readonly caps: OwnershipCaps = DEFAULT_CAPS,
     private readonly history: TokenHistory = DEFAULT_HISTORY,
     private readonly counts: TokenCounts | null = null,
+    /** DERIVE_KEK's keys; null or disabled: no token can be made derivable. */
+    private readonly derivation: DerivationKeys | null = null,
   ) {}
 
   async createApiToken(userId: string, input: CreateApiTokenBody, context: RequestContext): Promise<{ value: string; token: TokenRecord }> {
@@ -98,9 +102,11 @@ export class TokenService {
     const allowedCidrs = requestedCidrs(input.allowed_cidrs);
     if (isFieldError(allowedCidrs)) errors.push(allowedCidrs);
     errors.push(...this.catalogue.check('api_token', input.scopes));
+    const derivable = derivableError(input.derivable, this.derivation);
+    if (derivable) errors.push(derivable);
     if (typeof name !== 'string' || isFieldError(expiresAt) || isFieldError(allowedCidrs) || errors.length > 0) throw validationFailed(errors);
 
-    const { value, record } = mintToken('api', {
+    const { value, record } = armed(mintToken('api', {
       userId,
       appId: null,
       name,
@@ -108,12 +114,12 @@ export class TokenService {
       createdAt: iso(now),
       expiresAt: expiresAt === null ? null : iso(expiresAt),
       allowedCidrs,
-    });
-    const details = { ...tokenDetails(record), scopes: record.scopes, expires_at: record.expiresAt };
+    }), input.derivable, this.derivation);
+    const details = { ...tokenDetails(record), scopes: record.scopes, expires_at: record.expiresAt, ...(record.derivation ? { derivable: true } : {}) };
     const event = auditEvent({ type: 'token.created', userId, subject: { type: 'token', id: record.id }, details }, context, now);
     if (!(await this.store.insert(record, event, this.caps.apiTokensPerUser))) throw capReached('apiTokensPerUser', this.caps.apiTokensPerUser);
     this.counts?.created('api_token', 'api');
-    return { value, token: { ...record, lastUsedAt: null, replacedBy: null } };
+    return { value, token: { ...record, lastUsedAt: null, replacedBy: null, derivable: record.derivation != null } };
   }
 
   /** A page of the caller's API tokens in `state`, newest first, with this instance's unflushed last uses. */

@@ -3,6 +3,7 @@ import type { AuditEvent } from '../audit/events.js';
 import { recordAudit } from '../audit/store.js';
 import { type ChangeTransaction, changeTransaction, recordChange } from '../changes/store.js';
 import { lockOwner } from '../db/pages.js';
+import type { StoredDerivation } from '../db/derived-tables.js';
 import type { Tables } from '../db/tables.js';
 import type { TokenKind } from '../lib/token-format.js';
 import { fewerCountedThan, type ListedToken, listTokens, type TokenListQuery } from './list-store.js';
@@ -14,6 +15,8 @@ export interface NewToken extends Omit<TokenRecord, 'lastUsedAt' | 'replacedBy'>
   readonly digest: string;
   /** Set for a token the device flow issued: the client and the device it was issued to. */
   readonly device?: TokenDevice;
+  /** Set when the token is created derivable (contract §14.3). */
+  readonly derivation?: StoredDerivation | null;
 }
 
 /** Where a device-flow token went: the client and the (unverified) device name. */
@@ -65,6 +68,7 @@ export async function insertToken(trx: Kysely<Tables> | Transaction<Tables>, tok
       expires_at: token.expiresAt,
       allowed_cidrs: token.allowedCidrs === null ? null : JSON.stringify(token.allowedCidrs),
       ...(token.device ? { origin: 'device_flow' as const, client_id: token.device.clientId, device_name: token.device.deviceName } : {}),
+      ...(token.derivation ? { derivable: 1, derive_key: token.derivation.sealedKey, parent_ref: token.derivation.parentRef } : {}),
     })
     .execute();
 }

@@ -1,4 +1,5 @@
 import { crc32 } from 'node:zlib';
+import { derive } from '@rz-auth/token';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChangeStore } from '../../src/changes/store.js';
 import { generateToken } from '../../src/lib/token-format.js';
@@ -199,17 +200,26 @@ describe('GET /.well-known/rz-token-formats.json', () => {
       ['api_token', 'rz_', 52],
       ['app_token', 'rza_', 53],
       ['service_credential', 'rzs_', 53],
+      ['derived_token', 'rzd_', undefined],
     ]);
     expect(doc.report_url).toBe('/api/tokens/leaked');
     // A scanner's own check, written from the document alone.
     const base62 = (n: number) => Array.from({ length: doc.checksum.length }, (_, i) => doc.checksum.alphabet[Math.floor(n / 62 ** (doc.checksum.length - 1 - i)) % 62]).join('');
     const valid = (s: string) => base62(crc32(s.slice(0, -doc.checksum.length))) === s.slice(-doc.checksum.length);
-    for (const [format, kind] of doc.formats.map((f, i) => [f, (['api', 'app', 'service'] as const)[i]] as const)) {
+    for (const [format, kind] of doc.formats.slice(0, 3).map((f, i) => [f, (['api', 'app', 'service'] as const)[i]] as const)) {
       const token = generateToken(kind ?? 'api');
       expect(new RegExp(format.pattern).test(token)).toBe(true);
       expect(`config: ${token}\n`.match(new RegExp(format.regex, 'g'))).toEqual([token]);
       expect(valid(token)).toBe(true);
       expect(valid(flip(token, 8))).toBe(false);
     }
+    // Derived children (contract §14.4): variable length, base64url, the same checksum rule.
+    const derived = doc.formats[3] as { kind?: string; regex: string; pattern: string; checksum?: string };
+    expect(derived).toMatchObject({ kind: 'derived', regex: 'rzd_[A-Za-z0-9_-]{140,4092}', checksum: 'last 6 characters: base62 CRC32 of the rest' });
+    const child = derive(generateToken('api'), { ttl: 60, scopes: ['apps:read'], aud: ['rz-auth'], cidrs: ['192.0.2.0/24'], label: 'ci run 1' });
+    expect(new RegExp(derived.pattern).test(child)).toBe(true);
+    expect(`x ${child}\n`.match(new RegExp(derived.regex, 'g'))).toEqual([child]);
+    expect(valid(child)).toBe(true);
+    expect(valid(flip(child, 10))).toBe(false);
   });
 });

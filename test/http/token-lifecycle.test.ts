@@ -45,6 +45,9 @@ describe('token lifecycle', () => {
         origin: 'api',
         client_id: null,
         device_name: null,
+        derivable: false,
+        children_revoked_before: null,
+        children_seen: 0,
       });
       expect(res.body).not.toContain(created.token);
     });

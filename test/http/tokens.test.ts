@@ -108,6 +108,9 @@ describe('API tokens', () => {
         hint: `rz_${first.token.slice(-4)}`,
         state: 'active',
         revoked_at: null,
+        derivable: false,
+        children_revoked_before: null,
+        children_seen: 0,
       });
       expect(tokens[0].last_used_at).toBeNull();
       expect(res.body).not.toContain(first.token);

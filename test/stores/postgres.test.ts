@@ -16,6 +16,7 @@ import { mailStoreContract } from './mail-contract.js';
 import { linkStoreContract } from './link-contract.js';
 import { mfaStoreContract } from './mfa-contract.js';
 import { deviceStoreContract } from './device-contract.js';
+import { derivedStoreContract } from './derived-contract.js';
 
 const available = await postgresAvailable();
 
@@ -44,6 +45,7 @@ describe.skipIf(!available)('PostgreSQL', () => {
   linkStoreContract('PostgreSQL', postgres);
   mfaStoreContract('PostgreSQL', postgres);
   deviceStoreContract('PostgreSQL', postgres);
+  derivedStoreContract('PostgreSQL', postgres);
 });
 
 // A transaction that records no change (the usage flush) does not queue on the change log's lock,

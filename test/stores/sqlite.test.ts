@@ -15,6 +15,7 @@ import { mailStoreContract } from './mail-contract.js';
 import { linkStoreContract } from './link-contract.js';
 import { mfaStoreContract } from './mfa-contract.js';
 import { deviceStoreContract } from './device-contract.js';
+import { derivedStoreContract } from './derived-contract.js';
 
 const sqlite = (): StoreHarness => {
   const dir = tempDir();
@@ -36,6 +37,7 @@ mailStoreContract('SQLite', sqlite);
 linkStoreContract('SQLite', sqlite);
 mfaStoreContract('SQLite', sqlite);
 deviceStoreContract('SQLite', sqlite);
+derivedStoreContract('SQLite', sqlite);
 
 describe('SQLite connection settings', () => {
   it.each([2048, 65536])('sizes the page cache from SQLITE_CACHE_KIB (%i KiB), not the driver default', async (cacheKiB) => {

@@ -29,6 +29,8 @@ describe('redactSecrets', () => {
     ['a service token', 'rzs_0123456789abcdefghij'],
     ['a webhook secret', 'whsec_c2VjcmV0c2Vj+/cmV0c2VjcmV0c2VjcmV0'],
     ['a mail\'s link token (base64url)', 'rzl_q-7_Zx0-a_B9-cD_eF1-gH2_iJ3-kL4_mN5-oP6_qR'],
+    ['a derived child (base64url, contract §14.4)', 'rzd_AQ-_Zx0-a_B9-cD_eF1-gH2_iJ3-kL4_mN5-oP6_qRAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'],
+    ['a derived child in upper case', 'RZD_AQ-_Zx0-a_B9-cD_eF1-gH2_iJ3-kL4'],
     ['a link token in a URL fragment', '/developers#reset=rzl_q-7_Zx0-a_B9-cD_eF1-gH2_iJ3-kL4_mN5-oP6_qR'],
     ['a JWT after a digit', `1${jwt}`],
     ['a JWT cut short of its dots', jwt.slice(0, 30)],

@@ -11,14 +11,18 @@ const REPORT_PATH = '/api/tokens/leaked';
 export function tokenFormats() {
   const tail = BODY_LENGTH + CHECKSUM_LENGTH;
   return {
-    formats: (Object.keys(PREFIX) as OpaqueKind[]).map((kind) => ({
-      type: TYPES[kind],
-      prefix: PREFIX[kind],
-      length: PREFIX[kind].length + tail,
-      // Word boundaries for scanning text; `pattern` is the whole-string form.
-      regex: `\\b${PREFIX[kind]}[0-9A-Za-z]{${tail}}\\b`,
-      pattern: `^${PREFIX[kind]}[0-9A-Za-z]{${tail}}$`,
-    })),
+    formats: [
+      ...(Object.keys(PREFIX) as OpaqueKind[]).map((kind) => ({
+        type: TYPES[kind],
+        prefix: PREFIX[kind],
+        length: PREFIX[kind].length + tail,
+        // Word boundaries for scanning text; `pattern` is the whole-string form.
+        regex: `\\b${PREFIX[kind]}[0-9A-Za-z]{${tail}}\\b`,
+        pattern: `^${PREFIX[kind]}[0-9A-Za-z]{${tail}}$`,
+      })),
+      // Contract §14.4: a child is at most 4,096 characters; its body is base64url, so no word boundary ends it.
+      { type: 'derived_token' as const, kind: 'derived' as const, prefix: 'rzd_', regex: 'rzd_[A-Za-z0-9_-]{140,4092}', pattern: '^rzd_[A-Za-z0-9_-]{140,4092}$', checksum: 'last 6 characters: base62 CRC32 of the rest' },
+    ],
     checksum: {
       algorithm: 'crc32' as const,
       input: `the prefix and the ${BODY_LENGTH} characters after it`,

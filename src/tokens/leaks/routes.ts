@@ -52,11 +52,13 @@ const Formats = Type.Object(
     formats: Type.Array(
       Type.Object(
         {
-          type: Type.Enum(['api_token', 'app_token', 'service_credential']),
+          type: Type.Enum(['api_token', 'app_token', 'service_credential', 'derived_token']),
+          kind: Type.Optional(Type.Enum(['derived'], { description: 'Derived children (`rzd_`, docs/derived-tokens.md): variable length, base64url body.' })),
           prefix: Type.String({ maxLength: 8 }),
-          length: Type.Integer({ format: 'int32', minimum: 1, maximum: 256 }),
+          length: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 256, description: 'Absent for a variable-length format.' })),
           regex: Type.String({ maxLength: 64, description: 'For scanning text (word boundaries).' }),
           pattern: Type.String({ maxLength: 64, description: 'The whole string.' }),
+          checksum: Type.Optional(Type.String({ maxLength: 100, description: 'Where a variable-length format keeps its checksum.' })),
         },
         { additionalProperties: false },
       ),
