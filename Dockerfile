@@ -23,6 +23,7 @@ WORKDIR /src
 COPY package.json package-lock.json ./
 COPY packages/token/package.json packages/token/
 COPY packages/verify/package.json packages/verify/
+COPY packages/cli/package.json packages/cli/
 COPY examples/resource-server/package.json examples/resource-server/
 # Install scripts run only for the packages package.json's allowScripts allows (read from it, so
 # the list has one home and an npm too old for allowScripts obeys it as well); the root's own
