@@ -79,7 +79,35 @@ export class RequestLimits {
    */
   countCredential(request: FastifyRequest, caller: Caller, counter: string | undefined, done: (error?: Error) => void): void {
     const key = counter === undefined ? cachedCredentialKey(caller) : `${cachedCredentialKey(caller)}:${counter}`;
-    this.limiter.count(caller.type === 'service' ? 'service' : 'credential', key, (decision) => done(this.record(request, decision)), done);
+    // A derived child charges its parent's own bucket (its credential id is the parent's), then each `rl` caveat's.
+    const children = caller.type === 'service' ? undefined : caller.derived;
+    this.limiter.count(
+      caller.type === 'service' ? 'service' : 'credential',
+      key,
+      (decision) => {
+        const refused = this.record(request, decision);
+        if (refused || !children?.rl.length) done(refused);
+        else this.countChild(request, children.childId, children.rl, 0, done);
+      },
+      done,
+    );
+  }
+
+  /** Each distinct `rl` caveat of a child from the `i`th, one bucket per quota keyed by the child id (policy `child`, contract §14.5). */
+  private countChild(request: FastifyRequest, childId: string, rl: readonly { readonly q: number; readonly w: number }[], i: number, done: (error?: Error) => void): void {
+    const limit = rl[i];
+    if (limit === undefined) return done();
+    if (rl.slice(0, i).some((l) => l.q === limit.q && l.w === limit.w)) return this.countChild(request, childId, rl, i + 1, done);
+    this.limiter.countChild(
+      childId,
+      { quota: limit.q, windowSeconds: limit.w },
+      (decision) => {
+        const refused = this.record(request, decision);
+        if (refused) done(refused);
+        else this.countChild(request, childId, rl, i + 1, done);
+      },
+      done,
+    );
   }
 
   private addressOf(request: FastifyRequest): string {

@@ -5,11 +5,13 @@ import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { ProblemError } from '../errors.js';
 import { BoundedMemoryLimiter, type CounterOptions, MAX_KEYS_PER_POLICY, policyCounter } from './bounded-memory.js';
 import { ClusterCounters, workerChannel } from './cluster.js';
+import { BoundedMap } from '../lib/bounded-map.js';
 import { POLICY_NAMES, type PolicyName, type Quota, type RateLimitConfig } from './policies.js';
 
 /** The outcome of one check, enough to write the RateLimit headers. */
 export interface Decision {
-  readonly policy: PolicyName;
+  /** `child`: the bucket of a derived token's `rl` caveat, keyed by its child id (contract §14.5). */
+  readonly policy: PolicyName | 'child';
   readonly quota: number;
   readonly windowSeconds: number;
   readonly remaining: number;
@@ -51,8 +53,10 @@ interface Counter {
  */
 export class RateLimiter {
   private readonly limiters = new Map<PolicyName, { limiter: Counter; quota: Quota }>();
+  /** The `child` buckets, one counter per quota a child's `rl` caveat names; a few hundred quotas at most are kept. */
+  private readonly childCounters = new BoundedMap<string, Counter>(MAX_CHILD_QUOTAS);
 
-  constructor(config: RateLimitConfig, redis: Redis | null, redisPrefix = 'rz:', maxKeys = MAX_KEYS_PER_POLICY) {
+  constructor(config: RateLimitConfig, private readonly redis: Redis | null, private readonly redisPrefix = 'rz:', private readonly maxKeys = MAX_KEYS_PER_POLICY) {
     const primary = !redis && cluster.isWorker ? new ClusterCounters(workerChannel()) : null;
     for (const policy of POLICY_NAMES) {
       const quota = config[policy];
@@ -63,11 +67,11 @@ export class RateLimiter {
             ...options,
             storeClient: redis,
             rejectIfRedisNotReady: true,
-            ...(FAIL_CLOSED.has(policy) ? {} : { insuranceLimiter: new BoundedMemoryLimiter(options, maxKeys) }),
+            ...(FAIL_CLOSED.has(policy) ? {} : { insuranceLimiter: new BoundedMemoryLimiter(options, this.maxKeys) }),
           })
         : primary
           ? { consume: (key, points) => primary.consume(policy, key, points) }
-          : policyCounter(quota, maxKeys);
+          : policyCounter(quota, this.maxKeys);
       this.limiters.set(policy, { limiter, quota });
     }
   }
@@ -96,8 +100,27 @@ export class RateLimiter {
   count(policy: PolicyName, key: string, decided: (decision: Decision | null) => void, failed: (error: ProblemError) => void, points = 1): void {
     const entry = this.limiters.get(policy);
     if (!entry) return decided(null);
-    const { quota } = entry;
-    entry.limiter.consume(key, points).then(
+    this.countOn(policy, entry.limiter, entry.quota, key, decided, failed, points);
+  }
+
+  /**
+   * One request of a derived child against its `rl` caveat's own quota (policy `child`, keyed by
+   * child id): in Redis when configured, else in process (workers of one machine each count theirs).
+   * Applies even with the other limits off: the holder of the parent asked for it.
+   */
+  countChild(key: string, quota: Quota, decided: (decision: Decision) => void, failed: (error: ProblemError) => void): void {
+    const id = `${quota.quota}:${quota.windowSeconds}`;
+    let counter = this.childCounters.get(id);
+    if (!counter) {
+      const options = { keyPrefix: `${this.redisPrefix}rl:child:${id}`, points: quota.quota, duration: quota.windowSeconds };
+      counter = this.redis ? new RateLimiterRedis({ ...options, storeClient: this.redis, insuranceLimiter: new BoundedMemoryLimiter(options, this.maxKeys) }) : policyCounter(quota, this.maxKeys);
+      this.childCounters.set(id, counter);
+    }
+    this.countOn('child', counter, quota, key, (decision) => decided(decision as Decision), failed, 1);
+  }
+
+  private countOn(policy: PolicyName | 'child', counter: Counter, quota: Quota, key: string, decided: (decision: Decision | null) => void, failed: (error: ProblemError) => void, points: number): void {
+    counter.consume(key, points).then(
       (result) => decided(decide(policy, quota, result, true)),
       (error: unknown) => {
         // rate-limiter-flexible rejects with a RateLimiterRes when the quota is spent, an Error when the store fails.
@@ -108,7 +131,10 @@ export class RateLimiter {
   }
 }
 
-function decide(policy: PolicyName, quota: Quota, result: RateLimiterRes, allowed: boolean): Decision {
+/** Distinct `rl` quotas with their own counters; a child naming yet another evicts the oldest. */
+const MAX_CHILD_QUOTAS = 256;
+
+function decide(policy: PolicyName | 'child', quota: Quota, result: RateLimiterRes, allowed: boolean): Decision {
   return {
     policy,
     quota: quota.quota,

@@ -165,6 +165,21 @@ describe('derived tokens at rz-auth', () => {
       }
     });
 
+    it('every operation of the API document that is not one of §14.6\'s GET routes → 403 insufficient_scope', async () => {
+      const child = derive(parent.token, { ttl: 600 });
+      const doc = (await t.inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, Record<string, { operationId: string; security?: ReadonlyArray<Record<string, unknown>> }>> };
+      const allowed = new Set(['getMe', 'listApps', 'getApp', 'listAppTokens', 'listApiTokens', 'getToken']);
+      const guarded = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ method: method.toUpperCase(), path, op })))
+        .filter(({ op }) => op.security !== undefined && op.security.length > 0 && !allowed.has(op.operationId));
+      expect(guarded.length).toBeGreaterThan(30);
+      for (const { method, path } of guarded) {
+        const url = path.replace(/\{[^}]+\}/g, parent.id);
+        const res = await t.inject({ method: method as 'GET', url, headers: { authorization: `Bearer ${child}`, 'content-type': 'application/json' }, payload: method === 'GET' || method === 'DELETE' ? undefined : '{}' });
+        expect(res.statusCode, `${method} ${path}: ${res.body}`).toBe(403);
+        expect(res.json().code, `${method} ${path}`).toBe('insufficient_scope');
+      }
+    });
+
     it('an app token child reads its own app as its parent can', async () => {
       const app = await registerApp(t, user.jwt);
       const issued = (await json(t, 'POST', `/api/apps/${app.id}/tokens`, { derivable: true }, user.jwt)).json();
@@ -231,6 +246,15 @@ describe('derived tokens at rz-auth', () => {
       expect((await me(t, child)).json().auth.scopes).toEqual(['apps:read', 'tokens:read']);
       expect((await json(t, 'PATCH', `/api/tokens/${p.id}`, { scopes: ['apps:read'] }, user.jwt)).statusCode).toBe(200);
       expect((await me(t, child)).json().auth.scopes).toEqual(['apps:read']);
+    });
+
+    it('the app of an app-token parent deleted → its children 401', async () => {
+      const app = await registerApp(t, user.jwt);
+      const issued = (await json(t, 'POST', `/api/apps/${app.id}/tokens`, { derivable: true }, user.jwt)).json();
+      const child = derive(issued.token, { ttl: 600 });
+      expect((await me(t, child)).statusCode).toBe(200);
+      expect((await json(t, 'DELETE', `/api/apps/${app.id}`, undefined, user.jwt)).statusCode).toBe(204);
+      expectInvalidToken(await me(t, child));
     });
 
     it('the owner deleted → children 401', async () => {

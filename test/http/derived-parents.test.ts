@@ -1,4 +1,4 @@
-import { parentRef } from '@rz-auth/token';
+import { derive, parentRef } from '@rz-auth/token';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, startTestApp, tempDir } from '../helpers/app.js';
 import { createApiToken, expectProblem, json, registerApp, signup, type TestUser } from '../helpers/api.js';
@@ -103,7 +103,7 @@ describe('derivable parents without DERIVE_KEK', () => {
 });
 
 describe('DERIVE_KEK rotation at start-up', () => {
-  it('refuses to start without a key that opens the derivable tokens, and opens them under DERIVE_KEK_OLD', async () => {
+  it('refuses to start without a key that opens the derivable tokens, opens them under DERIVE_KEK_OLD and re-wraps each on use', async () => {
     const temp = tempDir();
     const first = newKek();
     try {
@@ -113,10 +113,21 @@ describe('DERIVE_KEK rotation at start-up', () => {
       await t.close().catch(() => {});
       await expect(startTestApp({ dir: temp.dir })).rejects.toThrow(/derivable token\(s\) exist but DERIVE_KEK is not set/);
       await expect(startTestApp({ dir: temp.dir, env: { DERIVE_KEK: newKek() } })).rejects.toThrow(/neither DERIVE_KEK nor DERIVE_KEK_OLD/);
-      const rotated = await startTestApp({ dir: temp.dir, env: { DERIVE_KEK: newKek(), DERIVE_KEK_OLD: first } });
-      const stored = await rotated.services.database.db.selectFrom('tokens').select('derive_key').where('id', '=', created.id).executeTakeFirstOrThrow();
-      expect(stored.derive_key).toMatch(/^sealed:v1:/);
+      const second = newKek();
+      const rotated = await startTestApp({ dir: temp.dir, env: { DERIVE_KEK: second, DERIVE_KEK_OLD: first } });
+      const read = () => rotated.services.database.db.selectFrom('tokens').select('derive_key').where('id', '=', created.id).executeTakeFirstOrThrow();
+      const before = (await read()).derive_key;
+      // Used once: the child works under the old key, and its parent's key is sealed again under the new one.
+      expect((await json(rotated, 'GET', '/api/me', undefined, derive(created.token, { ttl: 60 }))).statusCode).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const after = (await read()).derive_key;
+      expect(after).toMatch(/^sealed:v1:/);
+      expect(after).not.toBe(before);
       await rotated.close();
+      // The old key can go now.
+      const alone = await startTestApp({ dir: temp.dir, env: { DERIVE_KEK: second } });
+      expect((await json(alone, 'GET', '/api/me', undefined, derive(created.token, { ttl: 60 }))).statusCode).toBe(200);
+      await alone.close();
     } finally {
       temp.remove();
     }

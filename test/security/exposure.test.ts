@@ -93,7 +93,7 @@ describe('exposure of credentials', () => {
   it('lists show the hint, never the value', async () => {
     const listed = ((await get('/api/tokens', tokens.jwt)).json() as { tokens: Array<Record<string, unknown>> }).tokens;
     expect(listed.map((token) => token.hint)).toContain(`rz_${tokens.api.slice(-4)}`);
-    for (const token of listed) expect(Object.keys(token).sort()).toEqual(['created_at', 'expires_at', 'hint', 'id', 'last_used_at', 'name', 'revoked_at', 'scopes', 'state']);
+    for (const token of listed) expect(Object.keys(token).sort()).toEqual(['children_revoked_before', 'children_seen', 'created_at', 'derivable', 'expires_at', 'hint', 'id', 'last_used_at', 'name', 'revoked_at', 'scopes', 'state']);
   });
 
   it('error bodies echo no credential, even one the client sent', async () => {
