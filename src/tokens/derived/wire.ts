@@ -9,6 +9,7 @@ import { SeenRecorder } from './seen.js';
 import { DerivedStore } from './store.js';
 
 export { checkDerivationKeys } from './key-check.js';
+export { DerivationKeys };
 
 /** The parts of derived tokens the composition root hands out (docs/derived-tokens.md). */
 export interface Derived {
