@@ -35,6 +35,10 @@ export const COPY_ORDER: ReadonlyArray<readonly [keyof Tables, readonly string[]
   ['link_tokens', ['digest']],
   ['email_change_requests', ['mail_id']],
   ['password_reset_requests', ['seq']],
+  ['oauth_clients', ['id']],
+  ['device_requests', ['id']],
+  ['derived_revocations', ['token_id', 'child_id']],
+  ['derived_seen', ['digest']],
 ];
 
 /** Columns PostgreSQL generates (GENERATED ALWAYS AS IDENTITY): copied as they are, then the sequence moved past them. */

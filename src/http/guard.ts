@@ -7,7 +7,7 @@ import { CHILD_OPERATIONS } from '../api/child-operations.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { Caller } from '../auth/principal.js';
 import { insufficientScope, ProblemError, SERVICE_SCOPE } from '../errors.js';
-import type { AuthDecisions, DecisionOutcome } from '../observability/metrics/auth.js';
+import type { AuthDecisions, DecisionOutcome, DecisionType } from '../observability/metrics/auth.js';
 import { networkRefusal } from '../auth/authenticator.js';
 import { ATTR, NO_TRACING, type Tracing } from '../observability/tracing/tracing.js';
 import { readBearerToken } from './bearer.js';
@@ -49,8 +49,11 @@ function countRefusal(decisions: AuthDecisions, caller: Caller | undefined, erro
   if (outcome === undefined) return;
   const refusedType = networkRefusal(error);
   if (refusedType) decisions.decided(refusedType, 'network_refused');
-  else decisions.decided(caller?.type ?? 'none', outcome);
+  else decisions.decided(decisionType(caller), outcome);
 }
+
+/** A child counts as `derived` (contract §10), whatever its parent's type. */
+const decisionType = (caller: Caller | null | undefined): DecisionType => (caller === null || caller === undefined ? 'none' : 'derived' in caller && caller.derived ? 'derived' : caller.type);
 
 /** What the guard decided, on the request's span: the credential's type (never the credential) and the outcome. */
 function traceDecision(tracing: Tracing, request: FastifyRequest, principal: Caller | null, error: unknown): void {
@@ -103,7 +106,7 @@ export function registerGuard(app: FastifyInstance, authenticator: Authenticator
           refused(request, principal, error as Error, done);
           return;
         }
-        if (!decidedLater) decisions?.decided(principal.type, 'ok');
+        if (!decidedLater) decisions?.decided(decisionType(principal), 'ok');
         if (auth.api !== undefined && auth.api !== 'any' && principal.type === 'api_token') authenticator.exercised(principal, auth.api);
         request.principal = principal;
         if (tracing.enabled) traceDecision(tracing, request, principal, null);

@@ -1,8 +1,8 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { type HotCount, HotCounter } from './hot.js';
 
-/** Who presented the credential: `none` when no credential was recognised. */
-export type DecisionType = 'user' | 'api_token' | 'app_token' | 'service' | 'none';
+/** Who presented the credential: `derived` for an `rzd_` child, `none` when no credential was recognised. */
+export type DecisionType = 'user' | 'api_token' | 'app_token' | 'derived' | 'service' | 'none';
 export type DecisionOutcome = 'ok' | 'invalid_token' | 'insufficient_scope' | 'insufficient_user_authentication' | 'rate_limited' | 'network_refused';
 
 /** `rz_auth_decisions_total`: one per request a guarded route answers, or refuses, in its guard. */
