@@ -6,16 +6,10 @@ import { sendProblem, toProblem } from './problem.js';
 
 /**
  * An `application/x-www-form-urlencoded` body as RFC 6749 §3.1 reads it, unlike the house parser
- * (http/form-body.ts): a parameter without a value is omitted, an unknown one is kept for the
- * handler to ignore, but one given twice is `invalid_request` (two readers could disagree on it).
+ * (http/form-body.ts): a parameter without a value is omitted and an unknown one dropped (each in
+ * the one pass), but one given twice is `invalid_request` (two readers could disagree on it).
  */
 export function parseOAuthForm(body: Buffer): Record<string, string> {
-  return keepKnown(parseFormPairs(body));
-}
-
-const keepKnown = (fields: Record<string, string>): Record<string, string> => Object.fromEntries(Object.entries(fields).filter(([name]) => KNOWN.has(name)));
-
-function parseFormPairs(body: Buffer): Record<string, string> {
   const text = formText(body);
   const seen = new Set<string>();
   const fields: Array<[string, string]> = [];
@@ -27,7 +21,7 @@ function parseFormPairs(body: Buffer): Record<string, string> {
     if (seen.has(name)) throw invalidRequest('A parameter was given more than once.');
     seen.add(name);
     const value = eq === -1 ? '' : decode(pair.slice(eq + 1));
-    if (value !== '') fields.push([name, value]);
+    if (value !== '' && KNOWN.has(name)) fields.push([name, value]);
   }
   return Object.fromEntries(fields);
 }
